@@ -1,0 +1,66 @@
+"""Time the performance model: one estimate for a fixed plan, and a plan search on 1,024 GPUs.
+
+Usage::
+
+    python benchmarks/perf_speed.py
+
+Targets: an estimate well under 1 ms; an automatic plan search for 1,024 GPUs well under 100 ms.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from designer.catalog_types import Gpu, Provenance  # noqa: E402
+from designer.perf import (  # noqa: E402
+    Cluster, Job, MoE, ModelArch, NetworkView, Plan, estimate_step, search_plans,
+)
+
+# H100 SXM datasheet values; matmul efficiency from the measured MAMF (794.5 of 989 TFLOP/s).
+H100 = Gpu(name="h100", description="H100 SXM", vendor="nvidia", bf16_flops=989e12,
+           fp8_flops=1979e12, hbm_bytes=80 * 2**30, hbm_Bps=3.35e12, scaleup_Bps=450e9,
+           scaleup_kind="nvlink4", power_w=700, price_usd=None, matmul_efficiency=0.803,
+           provenance=Provenance("NVIDIA H100 datasheet", "2024"))
+NDR = NetworkView(gpus_per_node=8, inter_Bps_per_gpu=50e9, efficiency=0.94, host_latency_s=1e-6,
+                  switch_latency_s=0.15e-6, hops=3, fabric="infiniband")
+CLUSTER = Cluster(H100, NDR)
+# Llama 3 70B (Llama 3 model card): 80 layers, 8192 wide, 64 heads, 8 KV heads, SwiGLU 28672.
+LLAMA70 = ModelArch("llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192, gated_mlp=True)
+MIXTRAL = ModelArch("mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, 4096, gated_mlp=True,
+                    moe=MoE(experts=8, top_k=2))
+
+
+def _time(fn, repeat: int) -> list[float]:
+    out = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def main() -> int:
+    job = Job(LLAMA70, global_batch=1024, tokens=15e12, precision="bf16", recompute="selective")
+    plan = Plan(tp=8, pp=4, dp=32, microbatch=1, virtual_stages=5)
+    estimate_step(job, plan, CLUSTER)  # warm up imports and caches
+    t = _time(lambda: estimate_step(job, plan, CLUSTER), 2000)
+    print(f"estimate_step (llama3-70b, 1,024 H100, fixed plan): median {statistics.median(t) * 1e6:.0f} us, "
+          f"p99 {sorted(t)[int(len(t) * 0.99)] * 1e6:.0f} us")
+    for name, j in (("llama3-70b", job),
+                    ("mixtral-8x7b", Job(MIXTRAL, global_batch=1024, tokens=1e12))):
+        best = search_plans(j, CLUSTER, 1024)
+        t = _time(lambda j=j: search_plans(j, CLUSTER, 1024), 20)
+        print(f"search_plans ({name}, 1,024 H100): median {statistics.median(t) * 1e3:.1f} ms, "
+              f"max {max(t) * 1e3:.1f} ms -> {best.plan.describe()}, "
+              f"step {best.step_time_s:.2f} s, MFU {best.mfu:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

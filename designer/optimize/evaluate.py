@@ -1,0 +1,180 @@
+"""Evaluate workloads on candidate systems: the network each job sees and its options.
+
+For a workload on a candidate system, an *option* is a GPU count with the fastest valid plan
+there (from :func:`designer.perf.search_plans`), its step time, utilization and time to train.
+The job is assumed placed compactly: its network is the fabric built for its own node count
+(its hops and tapering are those of a fabric that size), on the candidate's NICs and switch.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "Evaluation",
+    "Evaluator",
+    "job_for",
+    "plan_constraints",
+    "network_view",
+    "gpu_count_grid",
+]
+
+import math
+from dataclasses import dataclass, field
+
+from designer import perf, topology
+from designer.catalog_types import Catalog, Facility
+from designer.errors import PerfError, TopologyError
+from designer.optimize.candidates import Candidate
+from designer.optimize.pricing import fabric_request
+from designer.spec import Deployment, ParallelismSpec, WorkloadSpec
+
+# Storage write bandwidth per node for checkpoints when the catalog gives no storage NIC: the
+# DGX SuperPOD RA's "Better" storage level, 4 GB/s write per node (network.md 1.1, Table 6).
+DEFAULT_CHECKPOINT_WRITE_BPS = 4e9
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    """A workload at one GPU count on one system: the estimate, or why there is none."""
+
+    gpus: int
+    estimate: perf.StepEstimate | None
+    reason: str | None = None
+
+    @property
+    def time_s(self) -> float:
+        return self.estimate.time_to_train_s if self.estimate else math.inf
+
+    @property
+    def utilization(self) -> float:
+        return self.estimate.utilization if self.estimate else 0.0
+
+
+def job_for(w: WorkloadSpec, checkpoint_Bps_per_node: float | None = None) -> perf.Job:
+    """The performance model's job for a spec workload."""
+    m = w.model
+    moe = None
+    if m.moe is not None:
+        moe = perf.MoE(experts=m.moe.experts, top_k=m.moe.top_k, shared_experts=m.moe.shared_experts,
+                       expert_ffn=m.moe.expert_ffn, dense_layers=m.moe.dense_layers)
+    arch = perf.ModelArch(name=m.name, layers=m.layers, hidden=m.hidden, heads=m.heads, kv_heads=m.kv_heads,
+                          ffn=m.ffn, vocab=m.vocab, seq_len=m.seq_len, moe=moe, params=m.params,
+                          gated_mlp=m.gated_mlp)
+    ckpt_bw = None
+    if w.checkpoint_interval_s is not None:
+        ckpt_bw = checkpoint_Bps_per_node or DEFAULT_CHECKPOINT_WRITE_BPS
+    return perf.Job(model=arch, global_batch=w.global_batch, tokens=w.tokens, precision=w.precision,
+                    recompute=w.recompute, checkpoint_interval_s=w.checkpoint_interval_s,
+                    checkpoint_write_Bps_per_node=ckpt_bw)
+
+
+def plan_constraints(p: ParallelismSpec) -> perf.PlanConstraints | None:
+    """Pinned parts of a plan (``None`` when the whole plan is searched)."""
+    if p.is_auto:
+        return None
+    return perf.PlanConstraints(tp=p.tp, pp=p.pp, dp=p.dp, ep=p.ep, cp=p.cp, microbatch=p.microbatch,
+                                virtual_stages=p.virtual_stages, zero=p.zero,
+                                sequence_parallel=p.sequence_parallel)
+
+
+def network_view(candidate: Candidate, catalog: Catalog, facility: Facility, nodes: int) -> perf.NetworkView:
+    """The network a job on ``nodes`` nodes of ``candidate`` sees (fabric profile + topology).
+
+    Model: bandwidth per GPU is the NIC line rate share (topology ``injection_Bps``) times the
+    fabric profile's measured efficiency; latency is the profile's host latency plus the switch
+    port-to-port latency per hop; tapering is the leaf oversubscription that cross-leaf traffic
+    meets; bisection bounds all-to-all; SHARP needs both an InfiniBand profile and a switch
+    that reduces in the network.
+    """
+    if candidate.deployment is Deployment.CLOUD:
+        inst = catalog.clouds[candidate.server]
+        summary = topology.summarize(topology.request_for_cloud(inst, nodes))
+        profile = catalog.fabrics[inst.network.value]
+        switch_latency = 0.0
+        switch_sharp = False
+        gpu = catalog.gpus[inst.gpu]
+    else:
+        summary = topology.summarize(fabric_request(candidate, catalog, nodes, facility))
+        profile = catalog.fabrics[candidate.fabric]
+        switch = catalog.switches[candidate.switch]
+        switch_latency = switch.latency_s
+        switch_sharp = switch.in_network_reduction
+        gpu = catalog.gpus[catalog.servers[candidate.server].gpu]
+    hops_any = summary.hops_max
+    hops_rail = summary.hops_same_rail_su if summary.hops_same_rail_su is not None else hops_any
+    gpus = max(summary.gpus, 1)
+    return perf.NetworkView(
+        gpus_per_node=candidate.gpus_per_node,
+        inter_Bps_per_gpu=summary.injection_Bps,
+        efficiency=profile.efficiency,
+        host_latency_s=profile.host_latency_s,
+        switch_latency_s=switch_latency,
+        hops=max(hops_any, 1),
+        hops_same_rail=max(hops_rail, 1),
+        oversubscription=max(summary.oversub_cross_leaf, 1.0),
+        bisection_Bps_per_gpu=summary.bisection_Bps / gpus if summary.bisection_Bps > 0 else None,
+        in_network_reduction=profile.in_network_reduction and switch_sharp,
+        rail_only=summary.cross_rail_via_nvlink,
+        scaleup_Bps=gpu.scaleup_Bps,
+        fabric=candidate.fabric,
+    )
+
+
+def gpu_count_grid(gpus_per_node: int, max_nodes: int) -> tuple[int, ...]:
+    """GPU counts tried for a workload: whole nodes, about 12% apart, plus every power of two.
+
+    Whole nodes keep jobs from sharing a node's NVLink domain; the ~12% spacing bounds how far the
+    chosen size can be above the smallest that works.
+    """
+    nodes: set[int] = set()
+    n = 1
+    while n <= max_nodes:
+        nodes.add(n)
+        n = max(n + 1, int(n * 1.125))
+    p = 1
+    while p <= max_nodes:
+        nodes.add(p)
+        p *= 2
+    return tuple(sorted(m * gpus_per_node for m in nodes if m <= max_nodes))
+
+
+@dataclass
+class Evaluator:
+    """Evaluates (workload, candidate, GPU count), caching by the network the job sees.
+
+    Candidates that differ only in things the job cannot see (two switches with the same latency
+    and radix class) share results.
+    """
+
+    catalog: Catalog
+    facility: Facility
+    _views: dict = field(default_factory=dict)
+    _results: dict = field(default_factory=dict)
+    calls: int = 0
+
+    def view(self, candidate: Candidate, nodes: int) -> perf.NetworkView | None:
+        key = (candidate.key, nodes)
+        if key not in self._views:
+            try:
+                self._views[key] = network_view(candidate, self.catalog, self.facility, nodes)
+            except TopologyError:
+                self._views[key] = None
+        return self._views[key]
+
+    def evaluate(self, w: WorkloadSpec, job: perf.Job, candidate: Candidate, gpus: int) -> Evaluation:
+        """The fastest plan for ``w`` on ``gpus`` GPUs of ``candidate`` (or why none fits)."""
+        gpn = candidate.gpus_per_node
+        nodes = math.ceil(gpus / gpn)
+        view = self.view(candidate, nodes)
+        if view is None:
+            return Evaluation(gpus, None, f"{candidate.topology} with {candidate.switch} cannot hold {nodes} nodes")
+        gpu = self.catalog.gpus[candidate.gpu]
+        key = (w.name, gpu.name, view, gpus)
+        if key not in self._results:
+            self.calls += 1
+            try:
+                est = perf.search_plans(job, perf.Cluster(gpu=gpu, network=view), gpus,
+                                        plan_constraints(w.parallelism))
+                self._results[key] = Evaluation(gpus, est)
+            except PerfError as exc:
+                self._results[key] = Evaluation(gpus, None, str(exc))
+        return self._results[key]

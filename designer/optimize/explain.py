@@ -1,0 +1,272 @@
+"""Explanations found by solving: why a spec is infeasible and what to relax, which constraints
+bind, and the best design of every fabric and deployment with the reason it lost.
+
+Every suggestion comes from re-solving the integer program with one constraint changed, never
+from a rule of thumb. Feasibility is monotone in each relaxed quantity (a bigger budget, a lower
+utilization target, a later deadline only add designs), so the smallest change is the optimum of
+a re-solve (budgets, power, racks) or is found by bisection (utilization, deadlines).
+"""
+
+from __future__ import annotations
+
+__all__ = ["diagnose", "alternatives", "constraint_status"]
+
+from dataclasses import replace
+from types import MappingProxyType
+from typing import Callable
+
+from designer.design import Alternative, ConstraintStatus
+from designer.errors import InfeasibleError, SolverTimeoutError
+from designer.optimize.build import Thresholds, Workspace
+from designer.optimize.milp import Solution
+from designer.optimize.problem import Limits
+from designer.units import SECONDS_PER_DAY, format_money, format_power
+
+_REL = 1e-6  # relative objective change that counts as "lower"
+_UTIL_STEP = 0.005  # precision of the suggested utilization target
+_DEADLINE_STEP = 0.005  # relative precision of a suggested deadline
+_MAX_DEADLINE_FACTOR = 20.0
+_BIND_STEP = 0.10  # loosening step of the binding test (budgets, power, racks, deadlines)
+_UTIL_BIND_STEP = 0.05
+
+
+def _try(ws: Workspace, th: Thresholds, *, limits: Limits | None = None, keys=None,
+         objective: str | None = None, solver: str, time_limit_s: float | None,
+         cutoff: float | None = None) -> Solution | None:
+    try:
+        return ws.solve(th, keys=keys, limits=limits, objective=objective, solver=solver, time_limit_s=time_limit_s,
+                        cutoff=cutoff)
+    except (InfeasibleError, SolverTimeoutError):
+        return None
+
+
+def _total(sol: Solution) -> float:
+    return sol.capex_usd + sol.opex_usd + sol.cloud_usd
+
+
+def _best_achievable(ws: Workspace, th: Thresholds, keys=None) -> list[str]:
+    """Why workloads have no qualifying option: the best utilization and time they reach."""
+    keys = set(ws.by_key) if keys is None else set(keys)
+    for key in sorted(keys):
+        if not any((w.name, key) in ws.evaluations for w in ws.spec.workloads):
+            ws.prepare(key, th)
+    reasons = []
+    for w in ws.spec.workloads:
+        deadline = th.deadlines_s[w.name]
+        best_util, best_time, util_at_deadline, fail, seen = 0.0, float("inf"), 0.0, None, False
+        for (name, key), evals in ws.evaluations.items():
+            if name != w.name or key not in keys:
+                continue
+            for e in evals:
+                if e.estimate is None:
+                    fail = fail or e.reason
+                    continue
+                seen = True
+                best_util = max(best_util, e.utilization)
+                if e.utilization >= th.min_utilization:
+                    best_time = min(best_time, e.time_s)
+                if e.time_s <= deadline:
+                    util_at_deadline = max(util_at_deadline, e.utilization)
+        days = deadline / SECONDS_PER_DAY
+        if not seen:
+            reasons.append(f"{w.name}: no parallelism plan fits on the allowed systems ({fail or 'no candidate'})")
+        elif best_time > deadline:
+            if util_at_deadline > 0:
+                reasons.append(f"{w.name}: utilization {util_at_deadline:.2f} < {th.min_utilization:.2f} at the sizes "
+                               f"that meet its {days:g}-day deadline")
+            elif best_time < float("inf"):
+                reasons.append(f"{w.name}: misses its deadline ({best_time / SECONDS_PER_DAY:.1f} > {days:g} days "
+                               f"at utilization >= {th.min_utilization:.2f})")
+            else:
+                reasons.append(f"{w.name}: utilization at most {best_util:.2f} < {th.min_utilization:.2f}")
+    return reasons
+
+
+def _bisect_low(lo: float, hi: float, ok: Callable[[float], bool], step: float) -> float | None:
+    """Largest x in [lo, hi] (to ``step``) with ok(x), given ok is monotone (true below some x)."""
+    if not ok(lo):
+        return None
+    while hi - lo > step:
+        mid = (lo + hi) / 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def diagnose(ws: Workspace, th: Thresholds, *, solver: str, time_limit_s: float | None) -> InfeasibleError:
+    """Explain an infeasible spec: what conflicts, and the smallest change to each limit that makes
+    it feasible (each found by solving with only that limit changed)."""
+    spec = ws.spec
+    limits = ws.limits()
+    run = dict(solver=solver, time_limit_s=time_limit_s)
+    reasons = _best_achievable(ws, th)
+    relax: list[str] = []
+    if limits.total_usd is not None:
+        sol = _try(ws, th, limits=replace(limits, total_usd=None), **run)
+        if sol is not None:
+            relax.append(f"raise budget.total from {format_money(limits.total_usd)} to {format_money(_total(sol) + 0.01)}")
+            reasons.append(f"the cheapest design costs {format_money(_total(sol))} in total, over the "
+                           f"{format_money(limits.total_usd)} budget")
+    if limits.capex_usd is not None:
+        sol = _try(ws, th, limits=replace(limits, capex_usd=None), objective="min_capex", **run)
+        if sol is not None:
+            relax.append(f"raise budget.capex from {format_money(limits.capex_usd)} to {format_money(sol.capex_usd + 0.01)}")
+    if limits.power_w is not None:
+        sol = _try(ws, th, limits=replace(limits, power_w=None), objective="min_power", **run)
+        if sol is not None:
+            relax.append(f"raise constraints.max_power from {format_power(limits.power_w)} to "
+                         f"{format_power(sol.extras['power_w'] * (1 + 1e-6))}")
+    if limits.racks is not None:
+        sol = _try(ws, th, limits=replace(limits, racks=None), objective="min_racks", **run)
+        if sol is not None:
+            relax.append(f"raise constraints.max_racks from {limits.racks} to {int(round(sol.extras['racks']))}")
+    if th.min_utilization > 0:
+        found = _bisect_low(0.0, th.min_utilization,
+                            lambda u: _try(ws, replace(th, min_utilization=u), **run) is not None, _UTIL_STEP)
+        if found is not None and found < th.min_utilization:
+            relax.append(f"lower constraints.min_utilization from {th.min_utilization:.2f} to {found:.3f}")
+    for w in spec.workloads:
+        if w.deadline_s is None:
+            continue
+
+        def ok(factor: float, name: str = w.name) -> bool:
+            deadlines = dict(th.deadlines_s)
+            deadlines[name] = th.deadlines_s[name] * factor
+            return _try(ws, replace(th, deadlines_s=MappingProxyType(deadlines)), **run) is not None
+
+        # Smallest factor >= 1 that works: bisect on the reciprocal so "ok below" holds.
+        found = _bisect_low(1.0 / _MAX_DEADLINE_FACTOR, 1.0, lambda r: ok(1.0 / r), _DEADLINE_STEP / _MAX_DEADLINE_FACTOR)
+        if found is not None and found < 1.0:
+            relax.append(f"extend the deadline of {w.name} from {w.deadline_s / SECONDS_PER_DAY:g} to "
+                         f"{w.deadline_s / found / SECONDS_PER_DAY:.1f} days")
+    message = "no design meets every constraint"
+    if not relax:
+        message += "; no single change to a budget, limit, utilization target or deadline is enough"
+    return InfeasibleError(message, reasons=tuple(dict.fromkeys(reasons)), relaxations=tuple(relax))
+
+
+def _groups(ws: Workspace) -> list[tuple[str, set[str]]]:
+    groups: dict[str, set[str]] = {}
+    for c in ws.candidates:
+        groups.setdefault(f"fabric={c.fabric}", set()).add(c.key)
+        groups.setdefault(f"deployment={c.deployment.value}", set()).add(c.key)
+    order = sorted(groups, key=lambda g: (not g.startswith("deployment"), g))
+    return [(g, groups[g]) for g in order]
+
+
+def _main_candidate(ws: Workspace, sol: Solution):
+    if sol.onprem_key:
+        return ws.by_key[sol.onprem_key]
+    return ws.by_key[sorted(k for k, _ in sol.assignment.values())[0]]
+
+
+def _nodes(ws: Workspace, sol: Solution) -> int:
+    if sol.onprem_key:
+        return sol.nodes
+    main = _main_candidate(ws, sol)
+    return max(-(-o.gpus // main.gpus_per_node) for _, o in sol.assignment.values())
+
+
+def alternatives(ws: Workspace, th: Thresholds, sol: Solution, *, solver: str, time_limit_s: float | None,
+                 price: Callable[[Solution], float] | None = None) -> list[Alternative]:
+    """The best design in every fabric and deployment class, and why it lost to ``sol``."""
+    price = price or _total
+    chosen_total = price(sol)
+    used = {key for key, _ in sol.assignment.values()}
+    run = dict(solver=solver, time_limit_s=time_limit_s)
+    out = []
+    for label, keys in _groups(ws):
+        if used <= keys:
+            main = _main_candidate(ws, sol)
+            out.append(Alternative(label, main.deployment.value, main.fabric, main.topology, main.server,
+                                   _nodes(ws, sol), chosen_total, 0.0, True, "chosen"))
+            continue
+        alt = _try(ws, th, keys=keys, **run)
+        if alt is not None:
+            main = _main_candidate(ws, alt)
+            total = price(alt)
+            delta = total - chosen_total
+            reason = (f"costs {format_money(delta)} more" if delta >= 0
+                      else f"costs {format_money(-delta)} less but loses on {ws.spec.objective.value}")
+            out.append(Alternative(label, main.deployment.value, main.fabric, main.topology, main.server,
+                                   _nodes(ws, alt), total, delta, True, reason))
+            continue
+        reasons = _best_achievable(ws, th, keys)
+        if not reasons:
+            free = _try(ws, th, keys=keys, limits=Limits(nodes=ws.spec.constraints.max_nodes), **run)
+            lim = ws.limits()
+            if free is None:
+                reasons = ["no design of this class holds every workload"]
+            elif lim.total_usd is not None and price(free) > lim.total_usd:
+                reasons = [f"over budget: {format_money(price(free))} > {format_money(lim.total_usd)}"]
+            elif lim.capex_usd is not None and free.capex_usd > lim.capex_usd:
+                reasons = [f"over the capex budget: {format_money(free.capex_usd)} > {format_money(lim.capex_usd)}"]
+            elif lim.power_w is not None and free.extras["power_w"] > lim.power_w:
+                reasons = [f"needs {format_power(free.extras['power_w'])} > max_power {format_power(lim.power_w)}"]
+            else:
+                reasons = ["exceeds the rack limit"]
+        sample = ws.by_key[sorted(keys)[0]]
+        out.append(Alternative(label, sample.deployment.value, sample.fabric, sample.topology, sample.server,
+                               0, None, None, False, "; ".join(reasons)))
+    return out
+
+
+def constraint_status(ws: Workspace, th: Thresholds, sol: Solution, *, solver: str,
+                      time_limit_s: float | None) -> list[ConstraintStatus]:
+    """Every constraint of the spec at the chosen design: value, limit, slack, and whether it binds.
+
+    A constraint binds when loosening it, and only it, by a step lets the solver find a better
+    design: budgets, power and racks by 10%, a deadline by 10%, the utilization target by 0.05.
+    A finite step (a shadow price over a step, not at a point) is used because the program is
+    discrete: a deadline with days to spare can still bind when the next smaller cluster would
+    miss it by a day.
+    """
+    spec = ws.spec
+    run = dict(solver=solver, time_limit_s=time_limit_s)
+    limits = ws.limits()
+
+    total = _total(sol)
+    prunable = ws.spec.objective.value == "min_total_cost"
+
+    def binds(t: Thresholds = th, lim: Limits = limits) -> bool:
+        # The chosen design stays feasible when a constraint loosens, so only cheaper designs matter.
+        alt = _try(ws, t, limits=lim, cutoff=total * (1 - _REL) if prunable else None, **run)
+        return alt is not None and alt.objective < sol.objective * (1 - _REL) - 1e-6
+
+    out: list[ConstraintStatus] = []
+    step = 1.0 + _BIND_STEP
+    if limits.total_usd is not None:
+        out.append(ConstraintStatus("budget.total", limits.total_usd, total,
+                                    binds(lim=replace(limits, total_usd=limits.total_usd * step)),
+                                    limits.total_usd - total, "USD"))
+    if limits.capex_usd is not None:
+        out.append(ConstraintStatus("budget.capex", limits.capex_usd, sol.capex_usd,
+                                    binds(lim=replace(limits, capex_usd=limits.capex_usd * step)),
+                                    limits.capex_usd - sol.capex_usd, "USD"))
+    if limits.power_w is not None:
+        p = sol.extras["power_w"]
+        out.append(ConstraintStatus("constraints.max_power", limits.power_w, p,
+                                    binds(lim=replace(limits, power_w=limits.power_w * step)), limits.power_w - p, "W"))
+    if limits.racks is not None:
+        r = sol.extras["racks"]
+        out.append(ConstraintStatus("constraints.max_racks", float(limits.racks), r,
+                                    binds(lim=replace(limits, racks=int(limits.racks * step) + 1)), limits.racks - r,
+                                    "racks"))
+    if th.min_utilization > 0:
+        bind = binds(t=replace(th, min_utilization=max(0.0, th.min_utilization - _UTIL_BIND_STEP)))
+        for w in spec.workloads:
+            _, o = sol.assignment[w.name]
+            out.append(ConstraintStatus(f"min_utilization[{w.name}]", th.min_utilization, o.utilization, bind,
+                                        o.utilization - th.min_utilization, "fraction"))
+    for w in spec.workloads:
+        if w.deadline_s is None:
+            continue
+        _, o = sol.assignment[w.name]
+        deadlines = dict(th.deadlines_s)
+        deadlines[w.name] = th.deadlines_s[w.name] * step
+        bind = binds(t=replace(th, deadlines_s=MappingProxyType(deadlines)))
+        out.append(ConstraintStatus(f"deadline[{w.name}]", w.deadline_s / SECONDS_PER_DAY, o.time_s / SECONDS_PER_DAY,
+                                    bind, (w.deadline_s - o.time_s) / SECONDS_PER_DAY, "days"))
+    return out

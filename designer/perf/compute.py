@@ -1,0 +1,170 @@
+"""Time one GPU spends computing one layer for one micro-batch: a roofline sum.
+
+``t = GEMM FLOPs / (peak x matmul_efficiency) + attention time + memory-bound bytes / (HBM x eff)``
+
+* GEMMs (projections, MLP, logits) run at ``Gpu.matmul_efficiency`` of the dense peak of the
+  training precision (the measured maximum achievable matmul rate over the datasheet peak),
+  times :data:`~designer.perf.constants.FP8_GEMM_RELATIVE` for FP8.
+* The attention core runs either in a fused FlashAttention kernel (compute-bound, causal half,
+  backward 2.5x forward) or, unfused, as batched GEMMs plus a memory-bound softmax/dropout
+  path over the score matrix.
+* Element-wise kernels (layer norms, bias-dropout-add, GeLU/SwiGLU) are memory-bound; their
+  traffic is counted per token and width. Their share falls as the hidden size grows, which is
+  the known "small hidden size, lower efficiency" effect.
+
+Backward costs twice the forward GEMMs (input and weight gradients). Recomputation adds a
+second forward (full) or a second attention core (selective).
+"""
+
+from __future__ import annotations
+
+__all__ = ["LayerTimes", "gemm_rate", "layer_times", "logit_times", "optimizer_step_s"]
+
+import math
+from dataclasses import dataclass
+
+from designer.catalog_types import Gpu
+from designer.errors import PerfError
+from designer.perf import constants as K
+from designer.perf.flops import attention_flops_per_token, gemm_flops_per_token, logit_flops_per_token
+from designer.perf.types import Job, Plan, Precision, Recompute
+
+
+@dataclass(frozen=True, slots=True)
+class LayerTimes:
+    """Seconds for one layer, one micro-batch, on one GPU."""
+
+    fwd_s: float
+    bwd_s: float
+    recompute_s: float  # extra forward work in the backward pass
+    gemm_fwd_s: float  # GEMM part of the forward: the window tensor-parallel overlap can use
+    attn_fwd_s: float  # attention core forward: the window context-parallel exchanges can use
+
+
+def gemm_rate(gpu: Gpu, precision: Precision) -> float:
+    """Achievable dense GEMM FLOP/s: peak of the precision x ``Gpu.matmul_efficiency``.
+
+    Raises:
+        PerfError: FP8 asked of a GPU without FP8 tensor cores.
+    """
+    if precision is Precision.FP8:
+        if not gpu.fp8_flops:
+            raise PerfError(f"GPU {gpu.name} has no FP8 tensor cores; use bf16")
+        return gpu.fp8_flops * gpu.matmul_efficiency * K.FP8_GEMM_RELATIVE * K.SUSTAINED_FRACTION
+    return gpu.bf16_flops * gpu.matmul_efficiency * K.SUSTAINED_FRACTION
+
+
+def _hbm_rate(gpu: Gpu) -> float:
+    return gpu.hbm_Bps * K.HBM_EFFICIENCY * K.SUSTAINED_FRACTION
+
+
+def _gemm_operands(m, plan: Plan, moe_layer: bool) -> tuple[float, float, float, float]:
+    """Per-GPU operand sizes of one layer's linear GEMMs.
+
+    Returns (activation elements per token summed over the GEMMs' inputs and outputs,
+    weight elements, forward FP8-cast elements per token, backward FP8-cast elements per token).
+    """
+    t = plan.tp
+    h, q, kv = m.hidden, m.q_dim, m.kv_dim
+    if moe_layer and m.moe is not None:
+        routed = m.moe.top_k + m.moe.shared_experts
+        f = m.expert_size
+        local_experts = m.moe.experts / plan.ep + m.moe.shared_experts
+    else:
+        routed, f, local_experts = 1, m.ffn_size, 1
+    f_in = (2 if m.gated_mlp else 1) * f
+    attn_act = (h + (q + 2 * kv) / t) + (q / t + h)
+    mlp_act = routed * ((h + f_in / t) + (f / t + h))
+    weights = (h * (q + 2 * kv) + q * h) / t + local_experts * (h * f_in + f * h) / t
+    cast_fwd = h + q / t + routed * (h + f / t)
+    cast_bwd = (q + 2 * kv) / t + h + routed * (f_in / t + h)
+    return attn_act + mlp_act, weights, cast_fwd, cast_bwd
+
+
+def layer_times(job: Job, plan: Plan, gpu: Gpu, moe_layer: bool = False) -> LayerTimes:
+    """Forward, backward and recompute seconds of one layer for one micro-batch on one GPU.
+
+    Args:
+        job: model, precision, recomputation, attention kernel.
+        plan: tp splits GEMMs, attention heads and (with sequence parallelism) element-wise
+            work; cp splits the sequence; microbatch sets the tokens.
+        gpu: peak rates, matmul efficiency, HBM bandwidth.
+        moe_layer: time an MoE layer (routed and shared experts) instead of a dense one.
+
+    Returns:
+        :class:`LayerTimes`.
+    """
+    m = job.model
+    t = plan.tp
+    seq_local = m.seq_len / plan.cp
+    tokens = plan.microbatch * seq_local
+    rate = gemm_rate(gpu, job.precision)
+    rate16 = gemm_rate(gpu, Precision.BF16)
+    hbm = _hbm_rate(gpu)
+
+    gemm_f = gemm_flops_per_token(m, moe_layer) * tokens / t / rate
+    act_elems, weight_elems, cast_fwd, cast_bwd = _gemm_operands(m, plan, moe_layer)
+    # Operand streaming, additive to the math (roofline sum): forward reads X and W and writes
+    # Y; backward reads dY, W, X and writes dX, and accumulates dW into the FP32 buffer.
+    gemm_mem_f = (tokens * act_elems + weight_elems) * K.ACT_BYTES / hbm
+    gemm_mem_b = (2.0 * tokens * act_elems * K.ACT_BYTES + weight_elems * K.WGRAD_BYTES) / hbm
+    if job.precision is Precision.FP8:
+        gemm_mem_f += tokens * cast_fwd * K.FP8_CAST_BYTES / hbm
+        gemm_mem_b += tokens * cast_bwd * K.FP8_CAST_BYTES / hbm
+
+    attn_flops = attention_flops_per_token(m, m.seq_len) * tokens / t
+    if job.fused_attention:
+        fa_rate = rate16 * K.FUSED_ATTENTION_RELATIVE
+        attn_f = K.CAUSAL_FRACTION * attn_flops / fa_rate
+        attn_b = K.CAUSAL_FRACTION * K.FUSED_ATTENTION_BWD_FACTOR * attn_flops / fa_rate
+    else:
+        scores = plan.microbatch * (m.heads / t) * seq_local * m.seq_len
+        fwd_b = K.SCORE_BYTES_FWD if job.dropout else K.SCORE_BYTES_FWD_NO_DROPOUT
+        bwd_b = K.SCORE_BYTES_BWD if job.dropout else K.SCORE_BYTES_BWD_NO_DROPOUT
+        attn_f = attn_flops / rate16 + scores * fwd_b / hbm
+        attn_b = 2.0 * attn_flops / rate16 + scores * bwd_b / hbm
+
+    if moe_layer and m.moe is not None:
+        f_width = m.expert_size * (m.moe.top_k + m.moe.shared_experts)
+    else:
+        f_width = m.ffn_size
+    f_elems = (K.ELEMWISE_F_FWD_GATED if m.gated_mlp else K.ELEMWISE_F_FWD) * f_width / t
+    h_split = t if (plan.sequence_parallel or t == 1) else 1
+    h_elems = (K.ELEMWISE_H_FWD if job.dropout else K.ELEMWISE_H_FWD_NO_DROPOUT) * m.hidden / h_split
+    elem_f = tokens * K.ACT_BYTES * (h_elems + f_elems) / hbm
+    elem_b = K.ELEMWISE_BWD_FACTOR * elem_f
+
+    launch = K.KERNELS_PER_LAYER_FWD * K.KERNEL_LAUNCH_S
+    fwd = gemm_f + gemm_mem_f + attn_f + elem_f + launch
+    bwd = 2.0 * gemm_f + gemm_mem_b + attn_b + elem_b + 2.0 * launch
+    if job.recompute is Recompute.FULL:
+        recompute = fwd
+    elif job.recompute is Recompute.SELECTIVE:
+        recompute = attn_f
+    else:
+        recompute = 0.0
+    return LayerTimes(fwd, bwd, recompute, gemm_f, attn_f)
+
+
+def logit_times(job: Job, plan: Plan, gpu: Gpu) -> tuple[float, float]:
+    """(forward, backward) seconds of the output layer and loss for one micro-batch.
+
+    The vocabulary projection stays in 16-bit in FP8 recipes (Transformer Engine keeps the
+    first and last layers in higher precision).
+    """
+    m = job.model
+    tokens = plan.microbatch * m.seq_len / plan.cp
+    flops = logit_flops_per_token(m) * tokens / plan.tp
+    rate16 = gemm_rate(gpu, Precision.BF16)
+    traffic = K.LOGIT_BYTES * tokens * m.vocab / plan.tp / _hbm_rate(gpu)
+    return flops / rate16 + 0.5 * traffic, 2.0 * flops / rate16 + 0.5 * traffic
+
+
+def optimizer_step_s(params_per_gpu: float, gpu: Gpu) -> float:
+    """Adam update of ``params_per_gpu`` (already sharded) parameters: memory-bound.
+
+    ``params * ADAM_TRAFFIC_BYTES / (HBM x efficiency)``.
+    """
+    if params_per_gpu <= 0 or math.isnan(params_per_gpu):
+        return 0.0
+    return params_per_gpu * K.ADAM_TRAFFIC_BYTES / _hbm_rate(gpu)

@@ -1,0 +1,218 @@
+"""Every constant of the performance model, with its source. One set for all validation rows.
+
+Values marked *estimate* are engineering judgement (a count of kernel memory traffic, a
+typical figure) rather than a measurement; docs/model.md explains each one, and
+docs/validation.md shows how the model with exactly these values compares with published runs.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ScaleupProfile",
+    "SCALEUP_PROFILES",
+    "DEFAULT_SCALEUP",
+    "scaleup_profile",
+    "FP8_GEMM_RELATIVE",
+    "FUSED_ATTENTION_RELATIVE",
+    "FUSED_ATTENTION_BWD_FACTOR",
+    "CAUSAL_FRACTION",
+    "SCORE_BYTES_FWD",
+    "SCORE_BYTES_BWD",
+    "ELEMWISE_H_FWD",
+    "ELEMWISE_H_FWD_NO_DROPOUT",
+    "SCORE_BYTES_FWD_NO_DROPOUT",
+    "SCORE_BYTES_BWD_NO_DROPOUT",
+    "KERNELS_PER_LAYER_FWD",
+    "KERNEL_LAUNCH_S",
+    "ELEMWISE_F_FWD",
+    "ELEMWISE_F_FWD_GATED",
+    "ELEMWISE_BWD_FACTOR",
+    "LOGIT_BYTES",
+    "HBM_EFFICIENCY",
+    "WGRAD_BYTES",
+    "FP8_CAST_BYTES",
+    "SUSTAINED_FRACTION",
+    "ACT_BYTES",
+    "WEIGHT_BYTES",
+    "GRAD_BYTES",
+    "OPTIMIZER_BYTES",
+    "GRAD_REDUCE_BYTES",
+    "PARAM_GATHER_BYTES",
+    "ADAM_TRAFFIC_BYTES",
+    "CHECKPOINT_BYTES_PER_PARAM",
+    "DDP_BUCKET_PARAMS",
+    "OVERLAP_COST_SCALEUP",
+    "OVERLAP_COST_SCALEOUT",
+    "MEMORY_RESERVE_FRACTION",
+    "MEMORY_RESERVE_BYTES",
+]
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleupProfile:
+    """Collective constants of one scale-up technology.
+
+    ``ring_efficiency``: ring all-reduce bus bandwidth / per-direction link bandwidth, large
+    messages. ``reduction_efficiency``: algorithm bandwidth of the in-switch all-reduce (NVLS)
+    / link bandwidth, 0 when the switch cannot reduce. ``latency_s``: per-step latency of a
+    collective step (a ring all-reduce on p GPUs pays 2(p-1) of them). ``mesh``: GPUs are wired
+    point to point rather than through a switch.
+    """
+
+    ring_efficiency: float
+    reduction_efficiency: float
+    latency_s: float
+    mesh: bool
+    source: str
+
+
+SCALEUP_PROFILES: dict[str, ScaleupProfile] = {
+    # A100 NVLink3 / NVSwitch, 300 GB/s per direction.
+    "nvlink3": ScaleupProfile(
+        ring_efficiency=0.75,  # 222-235 GB/s busbw on 4-8 GPUs at 0.5-1 GiB: vTrain A100 LUT, ml-engineering
+        reduction_efficiency=0.0,  # NVSwitch gen 2 has no in-switch reduction
+        latency_s=4.3e-6,  # as NVLink4; fits the vTrain A100 sweep from 8 MiB up within 8 %
+        mesh=False,
+        source="VIA-Research/vTrain trace/a100 AR LUT; stas00/ml-engineering network chapter",
+    ),
+    # H100/H200 NVLink4 / NVSwitch gen 3 with NVLink SHARP (NVLS), 450 GB/s per direction.
+    "nvlink4": ScaleupProfile(
+        ring_efficiency=0.815,  # ~370 GB/s ring busbw (nccl-tests #212); 365.6-367.6 NVLS off
+        reduction_efficiency=0.61,  # NVLS algbw ~275 GB/s (nccl-tests #212; H200 sweep 275.6)
+        latency_s=4.3e-6,  # H200 8-GPU sweep: ~60 us fixed cost per all-reduce = 14 steps
+        mesh=False,
+        source="NVIDIA/nccl-tests issue 212; stas00/ml-engineering all-reduce-8xH200 results",
+    ),
+    # B200 NVLink5 / NVSwitch gen 4, 900 GB/s per direction.
+    "nvlink5": ScaleupProfile(
+        ring_efficiency=0.755,  # ring 673.8-682 GB/s busbw (ml-engineering, AWS p6-b200)
+        reduction_efficiency=0.50,  # NVLS busbw 723-846 GB/s from 1 to 16 GiB on 8 GPUs
+        latency_s=4.3e-6,  # as NVLink4 (estimate; the B200 sweep is consistent with it)
+        mesh=False,
+        source="stas00/ml-engineering network chapter (p6-b200 NVLS vs ring, size sweep)",
+    ),
+    # AMD MI300X Infinity Fabric: 7 point-to-point links of 64 GB/s per direction.
+    "infinity-fabric": ScaleupProfile(
+        ring_efficiency=0.70,  # 312.9 GB/s busbw on 8 GPUs at 4 GiB / 448 GB/s
+        reduction_efficiency=0.0,
+        latency_s=4.3e-6,  # estimate: as NVLink
+        mesh=True,
+        source="stas00/ml-engineering network chapter (MI300X 4 GiB all-reduce, 2 and 8 GPUs)",
+    ),
+}
+
+DEFAULT_SCALEUP = ScaleupProfile(
+    ring_efficiency=0.75,  # estimate: the range of the measured kinds above
+    reduction_efficiency=0.0,
+    latency_s=4.3e-6,
+    mesh=False,
+    source="estimate for scale-up kinds without measurements",
+)
+
+
+def scaleup_profile(kind: str) -> ScaleupProfile:
+    """Constants of a scale-up kind (``Gpu.scaleup_kind``); a conservative default if unknown."""
+    return SCALEUP_PROFILES.get(kind.lower(), DEFAULT_SCALEUP)
+
+
+# --- compute --------------------------------------------------------------------------------
+
+# FP8 GEMMs reach a smaller fraction of their peak than BF16 ones: H100 measured maximum
+# achievable matmul FLOPS (MAMF) is 1402.6/1979 = 0.709 of FP8 peak against 794.5/989 = 0.803
+# of BF16 peak (stas00/ml-engineering MAMF table), a ratio of 0.88 applied on top of
+# Gpu.matmul_efficiency (which is the BF16 figure).
+FP8_GEMM_RELATIVE = 0.88
+
+# FlashAttention kernels run below GEMM efficiency: FlashAttention-2 (Dao 2023) reaches 50-73 %
+# of A100 peak forward and ~61 % forward+backward, against 87 % for the best GEMM (MAMF 271 of
+# 312). 0.61/0.87 = 0.70 of the GEMM efficiency.
+FUSED_ATTENTION_RELATIVE = 0.70
+# The FlashAttention backward pass recomputes the scores: 5 matmuls against 2 forward
+# (Dao 2023, sec. 3), 2.5x the forward FLOPs instead of 2x.
+FUSED_ATTENTION_BWD_FACTOR = 2.5
+# Causal masking: fused kernels skip the masked half of the score matrix; MFU conventions
+# (Megatron, Chowdhery et al.) still count the full s^2 attention, so do we.
+CAUSAL_FRACTION = 0.5
+
+# Unfused attention (Megatron-LM 2021-22): the score matrix goes through HBM. Bytes per score
+# element, our count of Megatron's path: forward = baddbmm write 2 + fused softmax read 2 /
+# write 2 + dropout read 2 / write 2 / mask 1 + bmm read 2; backward = the matching gradients
+# (dP write, dropout bwd, softmax bwd reading output and gradient, two reads for dQ and dK).
+# Estimate.
+SCORE_BYTES_FWD = 13.0
+SCORE_BYTES_BWD = 18.0
+# Without attention dropout the dropout read/write/mask drop out: forward 8, backward 11.
+SCORE_BYTES_FWD_NO_DROPOUT = 8.0
+SCORE_BYTES_BWD_NO_DROPOUT = 11.0
+
+# Memory-bound element-wise kernels per token per layer, forward, in elements of 2 bytes:
+# layer norm 1 (read h, write h), bias-dropout-add after attention (read 2h, write h, mask h/2),
+# layer norm 2 (2h), bias-dropout-add after the MLP (3.5h) = 11h; the MLP activation reads and
+# writes f (GeLU) or reads 2f and writes f (SwiGLU). Backward moves about twice as much.
+# Our count of Megatron-LM's fused kernels; estimate.
+ELEMWISE_H_FWD = 11.0
+ELEMWISE_H_FWD_NO_DROPOUT = 10.0  # residual add instead of bias-dropout-add: 3h, not 3.5h
+ELEMWISE_F_FWD = 2.0
+ELEMWISE_F_FWD_GATED = 3.0
+ELEMWISE_BWD_FACTOR = 2.0
+# Kernel launches: a GPU waits a few microseconds between dependent kernels (launch latency
+# and tail; NVIDIA, "Getting Started with CUDA Graphs": launch overheads of a few us per
+# kernel). A transformer layer issues ~20 kernels forward and ~40 backward (norms, casts,
+# GEMMs, attention, activation, residual); estimate.
+KERNELS_PER_LAYER_FWD = 20
+KERNEL_LAUNCH_S = 4e-6
+# Vocabulary logits, bytes per logit over forward and backward, our count of an unfused FP32
+# vocab-parallel cross entropy (Megatron-LM): 16-bit logits write 2, upcast read 2 / write 4,
+# max read 4, exp read/write 8, sum read 4, normalise read/write 8; backward read 4 / write 4
+# and cast to 16-bit read 4 / write 2: 46. Estimate.
+LOGIT_BYTES = 46.0
+
+# GEMM weight gradients accumulate into the FP32 main-gradient buffer (read and write 4 bytes)
+# plus the 16-bit read of the weight in the input-gradient GEMM.
+WGRAD_BYTES = 10.0
+# FP8 recipes cast each GEMM input (and each output gradient) to FP8 and transpose it for the
+# backward GEMMs (Transformer Engine cast-transpose: read 2 bytes, write 1 + 1).
+FP8_CAST_BYTES = 4.0
+# Fraction of micro-benchmark kernel throughput that a whole training step sustains: clocks
+# settle at the power limit. NVIDIA rates the A100 at the 1,305 MHz it sustains at its power
+# limit while running HPL, against a 1,410 MHz boost clock: 1305/1410 = 0.926 (G. Lockwood,
+# "Peak FLOPS", glennklockwood.com). Applied to every GPU; an estimate for the others.
+SUSTAINED_FRACTION = 0.926
+# Fraction of HBM peak that streaming kernels reach (STREAM-like copies reach 85-90 % on
+# A100/H100; estimate).
+HBM_EFFICIENCY = 0.85
+
+# --- memory ---------------------------------------------------------------------------------
+
+ACT_BYTES = 2.0  # activations in 16-bit (FP8 training keeps 16-bit activations between layers)
+WEIGHT_BYTES = 2.0  # 16-bit weights
+# Megatron keeps FP32 main gradients: Korthikanti et al. 2022, Fig. 1, lists 45.56 GiB of
+# "parameters and optimizer state" for 22B on 8 GPUs = 18 bytes per parameter = 2 + 4 + 12.
+GRAD_BYTES = 4.0
+OPTIMIZER_BYTES = 12.0  # Adam: FP32 master weight, first and second moment (Rajbhandari et al. 2020)
+
+# --- communication volumes -----------------------------------------------------------------
+
+GRAD_REDUCE_BYTES = 2.0  # gradients reduced in 16-bit (Megatron-Core grad_reduce_in_fp32=False)
+PARAM_GATHER_BYTES = 2.0  # distributed optimizer / FSDP gather 16-bit weights
+# Adam step memory traffic per (sharded) parameter: read FP32 grad 4, read and write master,
+# m, v (24), write 16-bit weight 2. Estimate.
+ADAM_TRAFFIC_BYTES = 30.0
+# Checkpoint: 16-bit weights + FP32 master + Adam moments (Megatron distributed checkpoint).
+CHECKPOINT_BYTES_PER_PARAM = 14.0
+# Megatron-Core DistributedDataParallelConfig: bucket_size = max(40M, 1M x dp) parameters; the
+# last bucket's reduction cannot hide behind backward.
+DDP_BUCKET_PARAMS = 40e6
+
+# Overlapped communication still costs compute: collective kernels occupy SMs and memory
+# bandwidth. Calculon's A100 system models 15 % processor usage for NVLink collectives and 2 %
+# for InfiniBand ones (calculon-ai/calculon systems/a100_80g.json, "processor_usage").
+OVERLAP_COST_SCALEUP = 0.15
+OVERLAP_COST_SCALEOUT = 0.02
+
+# HBM that training cannot use: CUDA context, NCCL and cuBLAS buffers (~2 GB), allocator
+# fragmentation (a few per cent). Estimate.
+MEMORY_RESERVE_FRACTION = 0.05
+MEMORY_RESERVE_BYTES = 2e9

@@ -1,0 +1,184 @@
+"""Pick the fastest parallelism plan that fits in memory, by enumeration with pruning.
+
+Candidates: tp a power of two up to the node size, cp only for long sequences (at least 4,096
+tokens per rank), pp any divisor of the remaining GPUs up to the layer count, ep a common
+divisor of dp and the expert count, micro-batches of 1-8 sequences, interleaving that divides
+the layers evenly. ZeRO stages are tried in order 1, 2, 3 and the first that fits is kept:
+higher stages add communication and never run faster in this model, they only save memory.
+"""
+
+from __future__ import annotations
+
+__all__ = ["candidate_plans", "search_plans", "feasible_gpu_counts"]
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Iterator
+
+from designer.errors import PerfError
+from designer.perf import network as netm
+from designer.perf.compute import layer_times, logit_times
+from designer.perf.memory import memory_per_gpu, usable_hbm_bytes
+from designer.perf.step import StepEstimate, _structure_reason, evaluate
+from designer.perf.types import Cluster, Job, Plan, PlanConstraints
+
+_MIN_TOKENS_PER_CP_RANK = 4096  # context parallelism only pays off on long sequences
+_MAX_MICROBATCH = 8
+_VIRTUAL_STAGES = (1, 2, 3, 4, 6, 8)
+
+
+def _divisors(n: int) -> list[int]:
+    small = [d for d in range(1, int(math.isqrt(n)) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))
+
+
+def _pow2_upto(limit: int) -> list[int]:
+    out, x = [], 1
+    while x <= limit:
+        out.append(x)
+        x *= 2
+    return out
+
+
+def candidate_plans(job: Job, cluster: Cluster, gpus: int,
+                    fixed: PlanConstraints | None = None) -> Iterator[tuple[Plan, ...]]:
+    """Yield groups of plans that differ only in ZeRO stage (in the order to try them).
+
+    Structural validity is not checked here; :func:`search_plans` does it.
+    """
+    f = fixed or PlanConstraints()
+    m = job.model
+    gpn = cluster.network.gpus_per_node
+    tps = [f.tp] if f.tp else [t for t in _pow2_upto(gpn) if gpus % t == 0]
+    if f.cp:
+        cps = [f.cp]
+    else:
+        cps = [c for c in _pow2_upto(32) if m.seq_len % c == 0
+               and (c == 1 or m.seq_len // c >= _MIN_TOKENS_PER_CP_RANK)]
+    zeros = (f.zero,) if f.zero is not None else (1, 2, 3)
+    for tp in tps:
+        for cp in cps:
+            if gpus % (tp * cp):
+                continue
+            rest = gpus // (tp * cp)
+            pps = [f.pp] if f.pp else [p for p in _divisors(rest) if p <= m.layers]
+            for pp in pps:
+                if rest % pp:
+                    continue
+                dp = rest // pp
+                if f.dp and f.dp != dp:
+                    continue
+                if job.global_batch % dp:
+                    continue
+                if f.ep:
+                    eps = [f.ep]
+                elif m.moe is not None:
+                    eps = [e for e in _divisors(math.gcd(dp, m.moe.experts))]
+                else:
+                    eps = [1]
+                per_replica = job.global_batch // dp
+                mbs = ([f.microbatch] if f.microbatch else
+                       [b for b in _pow2_upto(_MAX_MICROBATCH) if per_replica % b == 0])
+                if f.virtual_stages:
+                    vs = [f.virtual_stages]
+                elif pp == 1:
+                    vs = [1]
+                else:
+                    vs = [v for v in _VIRTUAL_STAGES if v == 1 or m.layers % (pp * v) == 0]
+                sps = [f.sequence_parallel] if f.sequence_parallel is not None else [tp > 1]
+                for ep in eps:
+                    for mb in mbs:
+                        for v in vs:
+                            for sp in sps:
+                                yield tuple(Plan(tp, pp, dp, ep, cp, mb, v, z, sp) for z in zeros)
+
+
+def search_plans(job: Job, cluster: Cluster, gpus: int,
+                 fixed: PlanConstraints | None = None) -> StepEstimate:
+    """The fastest plan on ``gpus`` GPUs that is valid and fits in memory.
+
+    Args:
+        job: the training job.
+        cluster: GPU and network.
+        gpus: GPUs to use (all of them).
+        fixed: parts of the plan that are pinned (``None`` fields are searched).
+
+    Returns:
+        The :class:`StepEstimate` of the fastest plan (ties keep the first in search order).
+
+    Raises:
+        PerfError: no plan fits; the message lists the most common reasons.
+    """
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1:
+        raise PerfError(f"gpus must be a positive integer, not {gpus!r}")
+    links = netm.links_for(cluster)
+    usable = usable_hbm_bytes(cluster.gpu)
+    gpu = cluster.gpu
+    reasons: Counter[str] = Counter()
+    cache: dict[tuple[int, int, int, bool], tuple] = {}
+    best: StepEstimate | None = None
+    moe_model = job.model.moe is not None
+    for group in candidate_plans(job, cluster, gpus, fixed):
+        head = group[0]
+        reason = _structure_reason(job, head, cluster)
+        if reason is not None:
+            reasons[reason] += 1
+            continue
+        key = (head.tp, head.cp, head.microbatch, head.sequence_parallel)
+        if key not in cache:
+            dense = layer_times(job, head, gpu, False)
+            moe = layer_times(job, head, gpu, True) if moe_model else None
+            lf, lb = logit_times(job, head, gpu)
+            cache[key] = (dense, moe, lf + lb)
+        dense, moe, logits = cache[key]
+        micro = job.global_batch // (head.dp * head.microbatch)
+        if best is not None:
+            # Lower bound: compute of the slowest stage, no communication, no bubble.
+            layer = dense.fwd_s + dense.bwd_s + dense.recompute_s
+            if moe is not None:
+                layer = min(layer, moe.fwd_s + moe.bwd_s + moe.recompute_s)
+            bound = micro * (math.ceil(job.model.layers / head.pp) * layer + logits)
+            if bound >= best.step_time_s:
+                continue
+        fitted = None
+        for plan in group:
+            need = memory_per_gpu(job, plan, micro).total
+            if need <= usable:
+                fitted = plan
+                break
+        if fitted is None:
+            reasons[f"needs {need / 1e9:.0f} GB or more per GPU, {usable / 1e9:.0f} GB usable"] += 1
+            continue
+        est = evaluate(job, fitted, cluster, links, dense, moe)
+        if best is None or est.step_time_s < best.step_time_s:
+            best = est
+    if best is None:
+        common = "; ".join(f"{r} ({n} plans)" for r, n in reasons.most_common(3))
+        raise PerfError(f"no parallelism plan for {job.model.name} fits on {gpus} GPUs: "
+                        f"{common or 'no candidate plan'}")
+    return best
+
+
+def feasible_gpu_counts(job: Job, cluster: Cluster, counts: Iterable[int],
+                        fixed: PlanConstraints | None = None) -> tuple[int, ...]:
+    """The GPU counts among ``counts`` on which some plan is valid and fits in memory.
+
+    Only structure and memory are checked (no timing), so it is cheap enough to screen many
+    cluster sizes before estimating any of them.
+    """
+    usable = usable_hbm_bytes(cluster.gpu)
+    out = []
+    for n in sorted(set(counts)):
+        if n < 1:
+            continue
+        ok = False
+        for group in candidate_plans(job, cluster, n, fixed):
+            if _structure_reason(job, group[0], cluster) is not None:
+                continue
+            micro = job.global_batch // (group[0].dp * group[0].microbatch)
+            if any(memory_per_gpu(job, p, micro).total <= usable for p in group):
+                ok = True
+                break
+        if ok:
+            out.append(n)
+    return tuple(out)

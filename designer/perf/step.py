@@ -1,0 +1,404 @@
+"""One training step of a parallelism plan: compute, exposed communication, bubble, stalls.
+
+Model:
+
+* Per micro-batch, the slowest pipeline stage (``ceil(l/p)`` layers plus the logits) computes
+  ``C = layers x (fwd + bwd + recompute) + logits`` (:mod:`designer.perf.compute`).
+* Per micro-batch it also waits for the communication that is not hidden:
+  tensor-parallel collectives (4 all-reduce equivalents per layer, 6 with full recompute;
+  Narayanan et al. SC21 sec. 3.3 and Korthikanti et al. 2022 sec. 4.2.2), context-parallel
+  key/value exchanges, expert all-to-all (dispatch and combine, forward and backward) and
+  pipeline sends (one activation forward and one gradient backward per virtual stage).
+* 1F1B pipeline: ``(m + (p-1)/v) x T_mb`` for m micro-batches, p stages, v interleaved chunks
+  (bubble fraction ``(p-1)/(v m)``, Narayanan et al. SC21 sec. 2.2).
+* Data parallelism: gradient reduction and parameter gathering once per step (ZeRO 0-2), or
+  per micro-batch (ZeRO-3/FSDP). With overlap, the reduction hides behind the backward of the
+  last micro-batch except the last bucket, the gather behind the first forward.
+* Adam step (memory-bound) and the amortised checkpoint stall are added at the end.
+
+``step = compute + bubble + exposed communication + optimizer + checkpoint`` exactly, and
+utilization = compute / step.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Breakdown", "StepEstimate", "estimate_step", "check_plan", "evaluate"]
+
+import math
+from dataclasses import dataclass
+
+from designer import units
+from designer.errors import PerfError
+from designer.perf import constants as K
+from designer.perf import network as netm
+from designer.perf.compute import LayerTimes, layer_times, logit_times, optimizer_step_s
+from designer.perf.flops import model_flops_per_token
+from designer.perf.memory import MemoryBreakdown, memory_per_gpu, stage_params, usable_hbm_bytes
+from designer.perf.types import Cluster, Job, Plan, Precision, Recompute
+
+
+@dataclass(frozen=True, slots=True)
+class Breakdown:
+    """Seconds per step. ``*_comm_s`` are total communication times, hidden or not;
+    ``exposed_comm_s`` is the part that adds to the step."""
+
+    compute_s: float
+    tp_comm_s: float
+    pp_comm_s: float
+    dp_comm_s: float
+    ep_comm_s: float
+    cp_comm_s: float
+    bubble_s: float
+    exposed_comm_s: float
+    optimizer_s: float
+    checkpoint_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class StepEstimate:
+    """Predicted performance of one plan. ``tflops_per_gpu`` is model TFLOP/s (10^12 FLOP/s)."""
+
+    plan: Plan
+    gpus: int
+    microbatches: int
+    step_time_s: float
+    utilization: float
+    mfu: float
+    tflops_per_gpu: float
+    tokens_per_s: float
+    time_to_train_s: float
+    memory_bytes_per_gpu: float
+    memory: MemoryBreakdown
+    breakdown: Breakdown
+
+    @property
+    def time_to_train_days(self) -> float:
+        """Time to train the job's tokens, in days."""
+        return self.time_to_train_s / units.SECONDS_PER_DAY
+
+    def to_json_dict(self, name: str | None = None) -> dict[str, object]:
+        """The ``estimate --json`` workload entry (DESIGN.md keys; a few more are added)."""
+        b = self.breakdown
+        p = self.plan
+        out: dict[str, object] = {}
+        if name is not None:
+            out["name"] = name
+        out.update({
+            "gpus": self.gpus,
+            "tp": p.tp,
+            "pp": p.pp,
+            "dp": p.dp,
+            "ep": p.ep,
+            "cp": p.cp,
+            "microbatch": p.microbatch,
+            "virtual_stages": p.virtual_stages,
+            "zero": p.zero,
+            "sequence_parallel": p.sequence_parallel,
+            "step_time_s": self.step_time_s,
+            "utilization": self.utilization,
+            "mfu": self.mfu,
+            "tflops_per_gpu": self.tflops_per_gpu,
+            "tokens_per_s": self.tokens_per_s,
+            "time_to_train_days": self.time_to_train_days,
+            "memory_gb_per_gpu": self.memory_bytes_per_gpu / 1e9,
+            "breakdown": {
+                "compute_s": b.compute_s,
+                "tp_comm_s": b.tp_comm_s,
+                "pp_comm_s": b.pp_comm_s,
+                "dp_comm_s": b.dp_comm_s,
+                "ep_comm_s": b.ep_comm_s,
+                "cp_comm_s": b.cp_comm_s,
+                "bubble_s": b.bubble_s,
+                "exposed_comm_s": b.exposed_comm_s,
+                "optimizer_s": b.optimizer_s,
+                "checkpoint_s": b.checkpoint_s,
+            },
+        })
+        return out
+
+
+def _structure_reason(job: Job, plan: Plan, cluster: Cluster) -> str | None:
+    """Why a plan cannot run at all (ignoring memory), or None."""
+    m = job.model
+    for name in ("tp", "pp", "dp", "ep", "cp", "microbatch", "virtual_stages"):
+        value = getattr(plan, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            return f"plan.{name} must be a positive integer, not {value!r}"
+    if plan.zero not in (0, 1, 2, 3):
+        return f"plan.zero must be 0, 1, 2 or 3, not {plan.zero!r}"
+    if m.heads % plan.tp:
+        return f"tp={plan.tp} does not divide the {m.heads} attention heads"
+    if m.kv_count % plan.tp and plan.tp % m.kv_count:
+        return f"tp={plan.tp} and the {m.kv_count} key/value heads do not divide one another"
+    if m.ffn_size % plan.tp or m.expert_size % plan.tp:
+        return f"tp={plan.tp} does not divide the MLP width {m.ffn_size}"
+    if m.seq_len % plan.cp:
+        return f"cp={plan.cp} does not divide the sequence length {m.seq_len}"
+    if plan.sequence_parallel and plan.tp > 1 and (m.seq_len // plan.cp) % plan.tp:
+        return f"sequence parallelism needs tp={plan.tp} to divide the {m.seq_len // plan.cp} local tokens"
+    if plan.pp * plan.virtual_stages > m.layers:
+        return f"pp x virtual_stages = {plan.pp * plan.virtual_stages} exceeds the {m.layers} layers"
+    if plan.virtual_stages > 1 and plan.pp == 1:
+        return "virtual_stages > 1 needs pipeline parallelism (pp > 1)"
+    if job.global_batch % (plan.dp * plan.microbatch):
+        return (f"global batch {job.global_batch} is not a multiple of dp x microbatch = "
+                f"{plan.dp * plan.microbatch}")
+    micro = job.global_batch // (plan.dp * plan.microbatch)
+    if plan.virtual_stages > 1 and micro % plan.pp:
+        return f"the interleaved schedule needs the {micro} micro-batches to be a multiple of pp={plan.pp}"
+    if plan.ep > 1:
+        if m.moe is None:
+            return "ep > 1 needs a mixture-of-experts model"
+        if m.moe.experts % plan.ep:
+            return f"ep={plan.ep} does not divide the {m.moe.experts} experts"
+        if plan.dp % plan.ep:
+            return f"ep={plan.ep} does not divide dp={plan.dp}"
+    if job.precision is Precision.FP8 and not cluster.gpu.fp8_flops:
+        return f"GPU {cluster.gpu.name} has no FP8 tensor cores"
+    return None
+
+
+def check_plan(job: Job, plan: Plan, cluster: Cluster) -> str | None:
+    """Why ``plan`` cannot train ``job`` on ``cluster`` (structure or memory), or None if it can."""
+    reason = _structure_reason(job, plan, cluster)
+    if reason is not None:
+        return reason
+    micro = job.global_batch // (plan.dp * plan.microbatch)
+    need = memory_per_gpu(job, plan, micro).total
+    have = usable_hbm_bytes(cluster.gpu)
+    if need > have:
+        return (f"needs {need / 1e9:.1f} GB per GPU, {have / 1e9:.1f} GB usable on "
+                f"{cluster.gpu.name}; add pipeline or tensor parallelism, recomputation or ZeRO")
+    return None
+
+
+def _exposed(comm_s: float, window_s: float, cost: float) -> float:
+    """Communication left over after overlapping with ``window_s`` of compute, plus the
+    slowdown the overlapped part causes (collective kernels share SMs and HBM)."""
+    hidden = min(comm_s, window_s)
+    return comm_s - hidden + cost * hidden
+
+
+def estimate_step(job: Job, plan: Plan, cluster: Cluster) -> StepEstimate:
+    """Predict step time, utilization, MFU and time to train of ``job`` under ``plan``.
+
+    Args:
+        job: model and training job.
+        plan: parallelism plan (``plan.gpus`` GPUs are used).
+        cluster: GPU and network.
+
+    Returns:
+        :class:`StepEstimate`.
+
+    Raises:
+        PerfError: the plan is invalid or does not fit in GPU memory (the message says why).
+    """
+    reason = check_plan(job, plan, cluster)
+    if reason is not None:
+        raise PerfError(f"plan {plan.describe()} cannot run: {reason}")
+    return evaluate(job, plan, cluster, netm.links_for(cluster))
+
+
+def evaluate(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
+             dense: LayerTimes | None = None, moe: LayerTimes | None = None) -> StepEstimate:
+    """The model behind :func:`estimate_step`, without validity checks (callers check first).
+
+    ``dense`` and ``moe`` may carry precomputed layer times for (tp, cp, microbatch) to save
+    work in plan searches.
+    """
+    m = job.model
+    gpu = cluster.gpu
+    gpn = links.gpus_per_node
+    tp, cp, pp, dp, ep, v = plan.tp, plan.cp, plan.pp, plan.dp, plan.ep, plan.virtual_stages
+    micro = job.global_batch // (dp * plan.microbatch)
+    layers_stage = math.ceil(m.layers / pp)
+    moe_frac = m.moe_layer_count / m.layers
+    full = job.recompute is Recompute.FULL
+
+    # -- compute of one micro-batch on the slowest stage -----------------------------------
+    if dense is None:
+        dense = layer_times(job, plan, gpu, False)
+    if moe_frac and moe is None:
+        moe = layer_times(job, plan, gpu, True)
+    fwd, bwd, rec = dense.fwd_s, dense.bwd_s, dense.recompute_s
+    gemm_win, attn_win = dense.gemm_fwd_s, dense.attn_fwd_s
+    if moe_frac and moe is not None:
+        d = 1.0 - moe_frac
+        fwd = d * fwd + moe_frac * moe.fwd_s
+        bwd = d * bwd + moe_frac * moe.bwd_s
+        rec = d * rec + moe_frac * moe.recompute_s
+        gemm_win = d * gemm_win + moe_frac * moe.gemm_fwd_s
+    logit_f, logit_b = logit_times(job, plan, gpu)
+    layer_compute = fwd + bwd + rec
+    compute_mb = layers_stage * layer_compute + logit_f + logit_b
+
+    tokens_local = plan.microbatch * m.seq_len / cp
+    act_msg = tokens_local * m.hidden * K.ACT_BYTES
+
+    # -- tensor parallelism: 4 all-reduce equivalents per layer, 6 with full recompute -------
+    tp_layer = 0.0
+    if tp > 1:
+        group = netm.group_layout(tp, 1, gpn)
+        count = 6 if full else 4
+        if plan.sequence_parallel:
+            ag = netm.all_gather_s(act_msg, group, links)
+            rs = netm.reduce_scatter_s(act_msg, group, links)
+            # Without full recomputation the backward pass gathers the layer-norm outputs
+            # again for the weight gradients of the two column-parallel GEMMs (Korthikanti et
+            # al. 2022, sec. 4.2.2); a full recompute has them from its own forward.
+            tp_layer = count * (ag + rs) + (0 if full else 2) * ag
+        else:
+            tp_layer = count * netm.all_reduce_s(act_msg, group, links)
+    if job.overlap.tp:
+        gemm_window = gemm_win * (4.0 if full else 3.0)
+        tp_exposed_layer = _exposed(tp_layer, gemm_window, K.OVERLAP_COST_SCALEUP)
+    else:
+        tp_exposed_layer = tp_layer
+
+    # -- context parallelism: ring exchange of key/value chunks ------------------------------
+    cp_layer = 0.0
+    cp_cost = K.OVERLAP_COST_SCALEUP
+    if cp > 1:
+        group = netm.group_layout(cp, tp, gpn)
+        chunk = tokens_local * 2 * m.kv_dim * K.ACT_BYTES / tp
+        steps = (cp - 1) * (4 if full else 3)  # forward K,V; backward K,V and their gradients
+        cp_layer = steps * netm.p2p_group_s(chunk, group.nodes > 1, links)
+        if group.nodes > 1:
+            cp_cost = K.OVERLAP_COST_SCALEOUT
+    if job.overlap.cp:
+        attn_window = attn_win * (1.0 + 2.0 + (1.0 if full else 0.0))
+        cp_exposed_layer = _exposed(cp_layer, attn_window, cp_cost)
+    else:
+        cp_exposed_layer = cp_layer
+
+    # -- expert parallelism: dispatch and combine, forward and backward ----------------------
+    ep_mb = 0.0
+    if ep > 1 and m.moe is not None:
+        group = netm.group_layout(ep, tp * cp, gpn)
+        tokens_gpu = tokens_local / (tp if plan.sequence_parallel else 1)
+        payload = tokens_gpu * m.moe.top_k * m.hidden
+        dispatch = payload * (1.0 if job.precision is Precision.FP8 else K.ACT_BYTES)
+        combine = payload * K.ACT_BYTES
+        # forward dispatch (FP8 in FP8 recipes, DeepSeek-V3 sec. 3.3) and combine; backward
+        # the two gradients in 16-bit
+        per_layer = netm.all_to_all_s(dispatch, group, links) + 3.0 * netm.all_to_all_s(combine, group, links)
+        if full:
+            per_layer += netm.all_to_all_s(dispatch, group, links) + netm.all_to_all_s(combine, group, links)
+        ep_mb = layers_stage * moe_frac * per_layer
+    if job.overlap.ep:
+        ep_exposed_mb = _exposed(ep_mb, layers_stage * moe_frac * layer_compute, K.OVERLAP_COST_SCALEOUT)
+    else:
+        ep_exposed_mb = ep_mb
+
+    # -- pipeline: one activation and one gradient per virtual stage --------------------------
+    pp_mb = 0.0
+    if pp > 1:
+        group = netm.group_layout(pp, tp * cp * dp, gpn)
+        # Each TP rank sends 1/tp of the activation (Megatron's scatter/gather optimisation,
+        # Narayanan et al. SC21 sec. 4.1); the receiver all-gathers it over NVLink.
+        msg = act_msg / tp
+        pp_mb = 2.0 * v * netm.p2p_group_s(msg, group.nodes > 1, links)
+    pp_exposed_mb = _exposed(pp_mb, compute_mb, K.OVERLAP_COST_SCALEOUT) if job.overlap.pp else pp_mb
+
+    # -- data parallelism ------------------------------------------------------------------
+    params = stage_params(m, plan)
+    dp_group = netm.group_layout(dp * cp, tp, gpn)
+    edp = max(1, dp * cp // ep)
+    edp_group = netm.group_layout(edp, tp * ep, gpn)
+    grad_dense = params.dense * K.GRAD_REDUCE_BYTES
+    grad_expert = params.expert * K.GRAD_REDUCE_BYTES
+    gather_dense = params.dense * K.PARAM_GATHER_BYTES
+    gather_expert = params.expert * K.PARAM_GATHER_BYTES
+    win_fwd = layers_stage * fwd
+    win_bwd = layers_stage * (bwd + rec)
+    dp_mb_exposed = 0.0
+    dp_step_exposed = 0.0
+    if plan.zero >= 3:
+        ag = (netm.all_gather_s(gather_dense, dp_group, links, cross_leaf=True)
+              + netm.all_gather_s(gather_expert, edp_group, links, cross_leaf=True))
+        rs = (netm.reduce_scatter_s(grad_dense, dp_group, links, cross_leaf=True)
+              + netm.reduce_scatter_s(grad_expert, edp_group, links, cross_leaf=True))
+        dp_comm = micro * (2.0 * ag + rs)
+        if job.overlap.dp:
+            first = 1.0 / layers_stage  # the first layer's gather cannot be prefetched
+            dp_mb_exposed = (max(ag * first, _exposed(ag, win_fwd, K.OVERLAP_COST_SCALEOUT))
+                             + max((ag + rs) * first, _exposed(ag + rs, win_bwd, K.OVERLAP_COST_SCALEOUT)))
+        else:
+            dp_mb_exposed = 2.0 * ag + rs
+    else:
+        if plan.zero == 0:
+            grad = (netm.all_reduce_s(grad_dense, dp_group, links, cross_leaf=True)
+                    + netm.all_reduce_s(grad_expert, edp_group, links, cross_leaf=True))
+            gather = 0.0
+        else:
+            grad = (netm.reduce_scatter_s(grad_dense, dp_group, links, cross_leaf=True)
+                    + netm.reduce_scatter_s(grad_expert, edp_group, links, cross_leaf=True))
+            gather = (netm.all_gather_s(gather_dense, dp_group, links, cross_leaf=True)
+                      + netm.all_gather_s(gather_expert, edp_group, links, cross_leaf=True))
+        dp_comm = grad + gather
+        if job.overlap.dp:
+            last_bucket = min(1.0, K.DDP_BUCKET_PARAMS / max(params.total, 1.0))
+            dp_step_exposed = (max(grad * last_bucket, _exposed(grad, win_bwd, K.OVERLAP_COST_SCALEOUT))
+                               + max(gather * last_bucket, _exposed(gather, win_fwd, K.OVERLAP_COST_SCALEOUT)))
+        else:
+            dp_step_exposed = dp_comm
+
+    # -- pipeline schedule -------------------------------------------------------------------
+    exposed_mb = (layers_stage * (tp_exposed_layer + cp_exposed_layer)
+                  + ep_exposed_mb + pp_exposed_mb + dp_mb_exposed)
+    t_mb = compute_mb + exposed_mb
+    bubble = (pp - 1) / v * t_mb if pp > 1 else 0.0
+
+    if plan.zero >= 1:
+        opt_params = params.dense / (dp * cp) + params.expert / edp
+    else:
+        opt_params = params.total
+    optimizer = optimizer_step_s(opt_params, gpu)
+
+    step_wo_ckpt = micro * t_mb + bubble + dp_step_exposed + optimizer
+    checkpoint = 0.0
+    if job.checkpoint_interval_s is not None and job.checkpoint_write_Bps_per_node:
+        nodes = math.ceil(plan.gpus / gpn)
+        write_s = (m.params_total() * K.CHECKPOINT_BYTES_PER_PARAM
+                   / (nodes * job.checkpoint_write_Bps_per_node))
+        if write_s >= job.checkpoint_interval_s:
+            raise PerfError(
+                f"writing a checkpoint takes {write_s:.0f} s, longer than the "
+                f"{job.checkpoint_interval_s:.0f} s checkpoint interval; write faster or less often"
+            )
+        checkpoint = step_wo_ckpt * write_s / (job.checkpoint_interval_s - write_s)
+    step = step_wo_ckpt + checkpoint
+
+    gpus = plan.gpus
+    compute = micro * compute_mb
+    tokens_step = job.global_batch * m.seq_len
+    flops_step = model_flops_per_token(m) * tokens_step
+    peak = gpu.fp8_flops if (job.precision is Precision.FP8 and gpu.fp8_flops) else gpu.bf16_flops
+    tokens_per_s = tokens_step / step
+    memory = memory_per_gpu(job, plan, micro)
+    breakdown = Breakdown(
+        compute_s=compute,
+        tp_comm_s=micro * layers_stage * tp_layer,
+        pp_comm_s=micro * pp_mb,
+        dp_comm_s=dp_comm,
+        ep_comm_s=micro * ep_mb,
+        cp_comm_s=micro * layers_stage * cp_layer,
+        bubble_s=bubble,
+        exposed_comm_s=micro * exposed_mb + dp_step_exposed,
+        optimizer_s=optimizer,
+        checkpoint_s=checkpoint,
+    )
+    return StepEstimate(
+        plan=plan,
+        gpus=gpus,
+        microbatches=micro,
+        step_time_s=step,
+        utilization=compute / step,
+        mfu=flops_step / (step * gpus * peak),
+        tflops_per_gpu=flops_step / step / gpus / 1e12,
+        tokens_per_s=tokens_per_s,
+        time_to_train_s=job.tokens / tokens_per_s,
+        memory_bytes_per_gpu=memory.total,
+        memory=memory,
+        breakdown=breakdown,
+    )

@@ -1,0 +1,456 @@
+"""Inputs of the performance model: model architecture, training job, parallelism plan, cluster.
+
+Plain frozen dataclasses in SI units, independent of the spec and catalog loaders, so that any
+caller (spec loader, optimizer, tests, benchmark scripts) can build them directly. The only
+catalog type used is :class:`designer.catalog_types.Gpu`.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "Precision",
+    "Recompute",
+    "MoE",
+    "ModelArch",
+    "Overlap",
+    "Job",
+    "Plan",
+    "PlanConstraints",
+    "NetworkView",
+    "Cluster",
+]
+
+import math
+from dataclasses import dataclass, field
+from enum import Enum
+
+from designer.catalog_types import Gpu
+from designer.errors import PerfError
+
+
+class Precision(str, Enum):
+    """Numeric format of the training matmuls. FP8 means FP8 GEMMs with 16-bit master weights."""
+
+    BF16 = "bf16"
+    FP16 = "fp16"
+    FP8 = "fp8"
+
+
+class Recompute(str, Enum):
+    """Activation recomputation (Korthikanti et al. 2022, "Reducing Activation Recomputation")."""
+
+    NONE = "none"
+    SELECTIVE = "selective"  # recompute the attention core only
+    FULL = "full"  # keep each layer's input, recompute the whole layer forward in backward
+
+
+def _enum(kind: type[Enum], value: object, what: str) -> Enum:
+    try:
+        return kind(value)
+    except ValueError:
+        choices = ", ".join(m.value for m in kind)  # type: ignore[attr-defined]
+        raise PerfError(f"{what} must be one of {choices}, not {value!r}") from None
+
+
+def _positive(value: object, what: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise PerfError(f"{what} must be a positive number, not {value!r}")
+
+
+def _positive_int(value: object, what: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise PerfError(f"{what} must be a positive integer, not {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class MoE:
+    """Mixture-of-experts feed-forward layers.
+
+    ``expert_ffn`` is the hidden size of one expert (``None``: the model's ``ffn``). The first
+    ``dense_layers`` layers keep a dense MLP (DeepSeek-V3: 3); of the rest, every
+    ``layer_freq``-th layer is an MoE layer (1: all of them).
+    """
+
+    experts: int
+    top_k: int
+    shared_experts: int = 0
+    expert_ffn: int | None = None
+    dense_layers: int = 0
+    layer_freq: int = 1
+
+    def __post_init__(self) -> None:
+        _positive_int(self.experts, "moe.experts")
+        _positive_int(self.top_k, "moe.top_k")
+        _positive_int(self.layer_freq, "moe.layer_freq")
+        if self.top_k > self.experts:
+            raise PerfError(f"moe.top_k ({self.top_k}) exceeds moe.experts ({self.experts})")
+        if self.shared_experts < 0 or self.dense_layers < 0:
+            raise PerfError("moe.shared_experts and moe.dense_layers must not be negative")
+        if self.expert_ffn is not None:
+            _positive_int(self.expert_ffn, "moe.expert_ffn")
+
+    def moe_layers(self, layers: int) -> int:
+        """Number of MoE layers among ``layers`` transformer layers."""
+        rest = max(0, layers - self.dense_layers)
+        return -(-rest // self.layer_freq)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelArch:
+    """A decoder-only transformer.
+
+    ``kv_heads`` (grouped-query attention; ``None``: as many as ``heads``) and ``ffn`` (``None``:
+    4 x hidden) may be left out. ``params`` and ``active_params`` override the counts derived
+    from the architecture when the source publishes them (the FLOP model always uses the
+    architecture). ``gated_mlp`` is SwiGLU-style (three weight matrices), ``biases`` adds
+    linear and layer-norm biases (GPT-2/3, Megatron GPT), ``learned_positions`` a learned
+    position table, ``tied_embeddings`` shares the input and output embedding.
+    """
+
+    name: str
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int | None
+    ffn: int | None
+    vocab: int
+    seq_len: int
+    moe: MoE | None = None
+    params: float | None = None
+    gated_mlp: bool = False
+    head_dim: int | None = None
+    active_params: float | None = None
+    tied_embeddings: bool = False
+    biases: bool = False
+    learned_positions: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("layers", "hidden", "heads", "vocab", "seq_len"):
+            _positive_int(getattr(self, name), f"model.{name}")
+        for name in ("kv_heads", "ffn", "head_dim"):
+            if getattr(self, name) is not None:
+                _positive_int(getattr(self, name), f"model.{name}")
+        if self.head_dim is None and self.hidden % self.heads:
+            raise PerfError(
+                f"model.hidden ({self.hidden}) is not a multiple of model.heads ({self.heads}); "
+                "give head_dim"
+            )
+        if self.heads % self.kv_count:
+            raise PerfError(f"model.heads ({self.heads}) is not a multiple of kv_heads ({self.kv_count})")
+        for name in ("params", "active_params"):
+            if getattr(self, name) is not None:
+                _positive(getattr(self, name), f"model.{name}")
+        if self.moe is not None and self.moe.dense_layers > self.layers:
+            raise PerfError("moe.dense_layers exceeds model.layers")
+
+    # -- derived sizes -------------------------------------------------------------------------
+    @property
+    def kv_count(self) -> int:
+        """Number of key/value heads."""
+        return self.kv_heads if self.kv_heads is not None else self.heads
+
+    @property
+    def head_size(self) -> int:
+        """Width of one attention head."""
+        return self.head_dim if self.head_dim is not None else self.hidden // self.heads
+
+    @property
+    def q_dim(self) -> int:
+        """Width of the query projection (heads x head size)."""
+        return self.heads * self.head_size
+
+    @property
+    def kv_dim(self) -> int:
+        """Width of the key (and of the value) projection."""
+        return self.kv_count * self.head_size
+
+    @property
+    def ffn_size(self) -> int:
+        """Hidden size of the dense MLP."""
+        return self.ffn if self.ffn is not None else 4 * self.hidden
+
+    @property
+    def expert_size(self) -> int:
+        """Hidden size of one expert (dense ``ffn_size`` when there is no MoE)."""
+        if self.moe is not None and self.moe.expert_ffn is not None:
+            return self.moe.expert_ffn
+        return self.ffn_size
+
+    @property
+    def mlp_matrices(self) -> int:
+        """Weight matrices per MLP: 3 for gated (SwiGLU), 2 otherwise."""
+        return 3 if self.gated_mlp else 2
+
+    @property
+    def moe_layer_count(self) -> int:
+        """Number of MoE layers (0 for a dense model)."""
+        return 0 if self.moe is None else self.moe.moe_layers(self.layers)
+
+    # -- parameter counts ----------------------------------------------------------------------
+    def attention_params(self) -> float:
+        """Parameters of one attention block (Q, K, V and output projections, GQA-aware)."""
+        h = self.hidden
+        n = h * (self.q_dim + 2 * self.kv_dim) + self.q_dim * h
+        if self.biases:
+            n += self.q_dim + 2 * self.kv_dim + h
+        return float(n)
+
+    def dense_mlp_params(self) -> float:
+        """Parameters of one dense MLP."""
+        h, f = self.hidden, self.ffn_size
+        n = self.mlp_matrices * h * f
+        if self.biases:
+            n += (self.mlp_matrices - 1) * f + h
+        return float(n)
+
+    def expert_params(self) -> float:
+        """Parameters of one expert MLP."""
+        h, f = self.hidden, self.expert_size
+        n = self.mlp_matrices * h * f
+        if self.biases:
+            n += (self.mlp_matrices - 1) * f + h
+        return float(n)
+
+    def norm_params(self) -> float:
+        """Parameters of the two norms of a layer (LayerNorm with bias, or RMSNorm)."""
+        return float(2 * self.hidden * (2 if self.biases else 1))
+
+    def embedding_params(self) -> float:
+        """Token embedding, output layer (unless tied), position table, final norm."""
+        n = self.vocab * self.hidden * (1 if self.tied_embeddings else 2)
+        if self.learned_positions:
+            n += self.seq_len * self.hidden
+        return float(n + self.hidden * (2 if self.biases else 1))
+
+    def derived_params(self) -> tuple[float, float]:
+        """(total, active) parameters derived from the architecture."""
+        dense_layers = self.layers - self.moe_layer_count
+        per_layer = self.attention_params() + self.norm_params()
+        total = self.layers * per_layer + dense_layers * self.dense_mlp_params() + self.embedding_params()
+        active = total
+        if self.moe is not None:
+            moe = self.moe
+            experts = self.expert_params()
+            router = self.hidden * moe.experts
+            total += self.moe_layer_count * ((moe.experts + moe.shared_experts) * experts + router)
+            active += self.moe_layer_count * ((moe.top_k + moe.shared_experts) * experts + router)
+        return total, active
+
+    def params_total(self) -> float:
+        """Total parameters: ``params`` if given, else derived from the architecture.
+
+        The derivation is Megatron's count (Narayanan et al. SC21, eq. 2,
+        ``12 l h^2 (1 + 13/(12h) + (V+s)/(12lh))`` for a GPT with biases and learned positions),
+        generalised to grouped-query attention, gated MLPs and experts.
+        """
+        return self.params if self.params is not None else self.derived_params()[0]
+
+    def params_active(self) -> float:
+        """Parameters used per token (MoE: routed ``top_k`` plus shared experts).
+
+        ``active_params`` if given; with only ``params`` given, the derived active share is
+        scaled to it.
+        """
+        if self.active_params is not None:
+            return self.active_params
+        total, active = self.derived_params()
+        if self.params is not None:
+            return self.params * active / total
+        return active
+
+
+@dataclass(frozen=True, slots=True)
+class Overlap:
+    """Which communication the training software overlaps with computation.
+
+    ``tp``: tensor-parallel collectives pipelined with the GEMMs (Megatron-Core
+    ``--tp-comm-overlap``). ``dp``: bucketed gradient reduction during backward and parameter
+    gathering during forward (``--overlap-grad-reduce --overlap-param-gather``, FSDP prefetch).
+    ``pp``: pipeline sends/receives overlapped with compute. ``ep``: expert all-to-all
+    overlapped with another micro-batch's compute (DeepSeek-V3 DualPipe). ``cp``: ring-attention
+    exchanges overlapped with attention compute.
+    """
+
+    tp: bool = False
+    dp: bool = True
+    pp: bool = False
+    ep: bool = False
+    cp: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """A training job: the model, batch (sequences), tokens to train, numerics.
+
+    ``fused_attention`` is a FlashAttention-style kernel that never materialises the
+    attention-score matrix (Dao et al. 2022); ``False`` models the unfused softmax path of
+    Megatron-LM 2021-2022. A checkpoint of weights and optimizer state is written every
+    ``checkpoint_interval_s`` seconds at ``checkpoint_write_Bps_per_node`` per node.
+    ``fp32_grads``: gradients accumulate in an FP32 buffer (Megatron-LM's default for 16-bit
+    training); ``False`` keeps them in 16-bit (NeMo ``grad_sync_dtype: bf16``, FSDP).
+    ``overlap`` says which communication the software hides behind compute. ``dropout``:
+    hidden and attention dropout are on (GPT-3-era recipes; most current pre-training runs
+    without, which saves the dropout masks and kernels).
+    """
+
+    model: ModelArch
+    global_batch: int
+    tokens: float
+    precision: Precision = Precision.BF16
+    recompute: Recompute = Recompute.NONE
+    checkpoint_interval_s: float | None = None
+    checkpoint_write_Bps_per_node: float | None = None
+    fused_attention: bool = True
+    overlap: Overlap = field(default_factory=Overlap)
+    fp32_grads: bool = True
+    dropout: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "precision", _enum(Precision, self.precision, "precision"))
+        object.__setattr__(self, "recompute", _enum(Recompute, self.recompute, "recompute"))
+        _positive_int(self.global_batch, "global_batch")
+        _positive(self.tokens, "tokens")
+        if self.checkpoint_interval_s is not None:
+            _positive(self.checkpoint_interval_s, "checkpoint_interval_s")
+            if self.checkpoint_write_Bps_per_node is None:
+                raise PerfError("checkpoint_interval_s needs checkpoint_write_Bps_per_node")
+            _positive(self.checkpoint_write_Bps_per_node, "checkpoint_write_Bps_per_node")
+
+    @property
+    def tokens_per_step(self) -> int:
+        """Tokens in one global batch."""
+        return self.global_batch * self.model.seq_len
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A parallelism plan. ``tp * cp * pp * dp`` GPUs; ``ep`` divides ``dp``.
+
+    ``zero``: 0 replicated optimizer, 1 distributed optimizer (optimizer states sharded over
+    the data-parallel group), 2 also gradients, 3 also weights (FSDP ``FULL_SHARD``).
+    ``virtual_stages`` > 1 is the interleaved 1F1B schedule (Narayanan et al. SC21, sec. 2.2).
+    """
+
+    tp: int
+    pp: int
+    dp: int
+    ep: int = 1
+    cp: int = 1
+    microbatch: int = 1
+    virtual_stages: int = 1
+    zero: int = 1
+    sequence_parallel: bool = True
+
+    @property
+    def gpus(self) -> int:
+        """GPUs the plan occupies."""
+        return self.tp * self.cp * self.pp * self.dp
+
+    def describe(self) -> str:
+        """Short human form, e.g. ``tp8 pp4 dp32 mb1``."""
+        parts = [f"tp{self.tp}", f"pp{self.pp}", f"dp{self.dp}"]
+        if self.cp > 1:
+            parts.append(f"cp{self.cp}")
+        if self.ep > 1:
+            parts.append(f"ep{self.ep}")
+        parts.append(f"mb{self.microbatch}")
+        if self.virtual_stages > 1:
+            parts.append(f"v{self.virtual_stages}")
+        parts.append(f"zero{self.zero}")
+        return " ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class PlanConstraints:
+    """Partial plan for :func:`designer.perf.search_plans`: ``None`` fields are searched."""
+
+    tp: int | None = None
+    pp: int | None = None
+    dp: int | None = None
+    ep: int | None = None
+    cp: int | None = None
+    microbatch: int | None = None
+    virtual_stages: int | None = None
+    zero: int | None = None
+    sequence_parallel: bool | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NetworkView:
+    """Everything the communication model needs to know about the fabric, per GPU.
+
+    Scale-up (inside a node):
+        gpus_per_node: GPUs sharing one NVLink/Infinity-Fabric domain.
+        scaleup_Bps: per-GPU scale-up bandwidth, one direction, bytes/s (``None``: the GPU's).
+        scaleup_latency_s: per-step latency of a scale-up collective (``None``: default of the
+            GPU's scale-up kind, see :mod:`designer.perf.constants`).
+        scaleup_efficiency: achieved ring bus bandwidth / ``scaleup_Bps`` (``None``: default).
+        scaleup_reduction_efficiency: algorithm bandwidth of an in-switch all-reduce (NVLS) /
+            ``scaleup_Bps``; ``None``: default of the kind (0 where the switch cannot reduce).
+        scaleup_mesh: GPUs are wired point to point (AMD Infinity Fabric) rather than through a
+            switch, so a group of p GPUs only uses (p-1)/(gpus_per_node-1) of the bandwidth.
+            ``None``: default of the kind.
+
+    Scale-out (between nodes):
+        inter_Bps_per_gpu: line rate of the GPU's share of scale-out NICs, one direction, bytes/s.
+        efficiency: achieved bus bandwidth per NIC / line rate for large messages (nccl-tests
+            all-reduce busbw divided by NICs per node; protocol and transport overheads).
+        host_latency_s: one-way NIC plus host-stack latency of a small message.
+        switch_latency_s: one switch traversal, port to port.
+        hops: switch hops between two GPUs on different rails (any-to-any traffic).
+        hops_same_rail: switch hops between same-rank GPUs of two nodes (rail-aligned rings);
+            ``None``: ``hops``.
+        oversubscription: taper (down:up) that data-parallel and expert traffic meets when it
+            leaves a leaf switch; 1 is non-blocking.
+        bisection_Bps_per_gpu: fabric bisection bandwidth (one direction, minimum over balanced
+            cuts) divided by the number of GPUs; ``None``: ``inter_Bps_per_gpu / (2 *
+            oversubscription)``, a tapered fat tree. Bounds all-to-all.
+        in_network_reduction: switches reduce in the network (InfiniBand SHARP), so an
+            all-reduce sends and receives each byte once instead of twice.
+        rail_only: no spine joins the rails; cross-rail traffic first crosses NVLink
+            (Wang et al. 2023, "Rail-only").
+        fabric: name of the fabric, for reports.
+    """
+
+    gpus_per_node: int
+    inter_Bps_per_gpu: float
+    efficiency: float
+    host_latency_s: float
+    switch_latency_s: float
+    hops: int
+    scaleup_Bps: float | None = None
+    scaleup_latency_s: float | None = None
+    scaleup_efficiency: float | None = None
+    scaleup_reduction_efficiency: float | None = None
+    scaleup_mesh: bool | None = None
+    hops_same_rail: int | None = None
+    oversubscription: float = 1.0
+    bisection_Bps_per_gpu: float | None = None
+    in_network_reduction: bool = False
+    rail_only: bool = False
+    fabric: str = ""
+
+    def __post_init__(self) -> None:
+        _positive_int(self.gpus_per_node, "network.gpus_per_node")
+        _positive(self.inter_Bps_per_gpu, "network.inter_Bps_per_gpu")
+        if not 0.0 < self.efficiency <= 1.0:
+            raise PerfError(f"network.efficiency must be in (0, 1], not {self.efficiency!r}")
+        if self.host_latency_s < 0 or self.switch_latency_s < 0 or self.hops < 0:
+            raise PerfError("network latencies and hops must not be negative")
+        if self.oversubscription < 1.0 or not math.isfinite(self.oversubscription):
+            raise PerfError(f"network.oversubscription must be >= 1, not {self.oversubscription!r}")
+        for name in ("scaleup_Bps", "bisection_Bps_per_gpu"):
+            if getattr(self, name) is not None:
+                _positive(getattr(self, name), f"network.{name}")
+        for name in ("scaleup_efficiency",):
+            value = getattr(self, name)
+            if value is not None and not 0.0 < value <= 1.0:
+                raise PerfError(f"network.{name} must be in (0, 1], not {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Cluster:
+    """The hardware a job runs on: one GPU model and the network as the GPUs see it."""
+
+    gpu: Gpu
+    network: NetworkView

@@ -1,0 +1,46 @@
+"""Renderers of ``designer estimate`` results: a terminal table and DESIGN.md's JSON."""
+
+from __future__ import annotations
+
+__all__ = ["estimate_to_json_dict", "render_estimate"]
+
+from typing import Any
+
+from tabulate import tabulate
+
+
+
+def estimate_to_json_dict(result: Any) -> dict[str, Any]:
+    """``{"system": {...}, "workloads": [...]}`` with the DESIGN.md ``estimate --json`` keys."""
+    return {
+        "system": {"server": result.server, "nodes": result.nodes, "fabric": result.fabric,
+                   "topology": result.topology},
+        "workloads": [w.estimate.to_json_dict(w.name) for w in result.workloads],
+    }
+
+
+def render_estimate(result: Any) -> str:
+    """A table per workload: the plan, the predictions and the step-time breakdown."""
+    head = (f"{result.spec_name}: {result.nodes} x {result.server}, {result.fabric} "
+            f"{result.topology.replace('_', '-')}\n\n")
+    rows = []
+    for w in result.workloads:
+        e = w.estimate
+        p = e.plan
+        rows.append([w.name, e.gpus, f"tp{p.tp} pp{p.pp} dp{p.dp} ep{p.ep} cp{p.cp} mb{p.microbatch}",
+                     f"{e.step_time_s:.3f}", f"{e.utilization:.3f}", f"{e.mfu:.3f}", f"{e.tflops_per_gpu:.1f}",
+                     f"{e.tokens_per_s:,.0f}", f"{e.time_to_train_days:.1f}",
+                     f"{e.memory_bytes_per_gpu / 1e9:.1f} GB"])
+    table = tabulate(rows, headers=["workload", "GPUs", "plan", "step s", "util", "MFU", "TFLOP/s/GPU",
+                                    "tokens/s", "days", "memory/GPU"], tablefmt="simple")
+    parts = [head, table, "\n"]
+    for w in result.workloads:
+        b = w.estimate.breakdown
+        rows = [[k, f"{v:.4f}"] for k, v in (
+            ("compute", b.compute_s), ("pipeline bubble", b.bubble_s), ("exposed communication", b.exposed_comm_s),
+            ("  tensor-parallel (total)", b.tp_comm_s), ("  pipeline p2p (total)", b.pp_comm_s),
+            ("  data-parallel (total)", b.dp_comm_s), ("  expert all-to-all (total)", b.ep_comm_s),
+            ("optimizer step", b.optimizer_s), ("checkpoint stall", b.checkpoint_s))]
+        parts.append(f"\n{w.name}: step time breakdown (seconds)\n")
+        parts.append(tabulate(rows, tablefmt="plain") + "\n")
+    return "".join(parts)

@@ -1,0 +1,190 @@
+"""Step-time model: invariants, closed forms, plan checks, search."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from designer.errors import PerfError
+from designer.perf import (
+    Cluster,
+    Job,
+    Overlap,
+    Plan,
+    PlanConstraints,
+    check_plan,
+    estimate_step,
+    feasible_gpu_counts,
+    search_plans,
+)
+from designer.perf.search import candidate_plans
+
+from .factories import A100, GPT3, GPT_1B, H100, HDR, LLAMA3_8B, MIXTRAL, NDR
+
+DESIGN_KEYS = {"name", "gpus", "tp", "pp", "dp", "step_time_s", "utilization", "mfu",
+               "tflops_per_gpu", "tokens_per_s", "time_to_train_days", "breakdown"}
+BREAKDOWN_KEYS = {"compute_s", "tp_comm_s", "pp_comm_s", "dp_comm_s", "ep_comm_s", "bubble_s",
+                  "exposed_comm_s"}
+
+
+def _sum(est):
+    b = est.breakdown
+    return b.compute_s + b.bubble_s + b.exposed_comm_s + b.optimizer_s + b.checkpoint_s
+
+
+@pytest.mark.parametrize("plan", [
+    Plan(tp=8, pp=8, dp=4),
+    Plan(tp=8, pp=8, dp=16, microbatch=2, virtual_stages=3),
+    Plan(tp=8, pp=2, dp=16, zero=3, sequence_parallel=False),
+])
+def test_step_is_the_sum_of_its_parts(plan, h100_cluster):
+    job = Job(GPT3, global_batch=1024, tokens=300e9, recompute="selective")
+    est = estimate_step(job, plan, h100_cluster)
+    assert est.step_time_s == pytest.approx(_sum(est), rel=1e-12)
+    assert 0.0 < est.utilization <= 1.0
+    assert est.utilization == pytest.approx(est.breakdown.compute_s / est.step_time_s)
+    assert est.tokens_per_s == pytest.approx(1024 * 2048 / est.step_time_s)
+    assert est.time_to_train_s == pytest.approx(300e9 / est.tokens_per_s)
+
+
+def test_bubble_fraction_matches_1f1b_formula(h100_cluster):
+    # Narayanan et al. SC21 sec. 2.2: bubble = (p-1)/(v m) of the pipeline's busy time.
+    job = Job(GPT3, global_batch=32, tokens=1e9, recompute="selective")
+    for v in (1, 2, 3):
+        est = estimate_step(job, Plan(tp=8, pp=8, dp=1, microbatch=1, virtual_stages=v), h100_cluster)
+        b = est.breakdown
+        busy = est.step_time_s - b.bubble_s - b.optimizer_s
+        assert b.bubble_s / busy == pytest.approx(7 / (v * 32), rel=1e-9)
+
+
+def test_mfu_counts_model_flops_only(h100_cluster):
+    plan = Plan(tp=8, pp=8, dp=4)
+    sel = estimate_step(Job(GPT3, 1024, 1e9, recompute="selective"), plan, h100_cluster)
+    full = estimate_step(Job(GPT3, 1024, 1e9, recompute="full"), plan, h100_cluster)
+    assert full.step_time_s > sel.step_time_s
+    assert full.mfu < sel.mfu
+    assert full.mfu * full.step_time_s == pytest.approx(sel.mfu * sel.step_time_s)
+    assert full.memory_bytes_per_gpu < sel.memory_bytes_per_gpu
+
+
+def test_tensor_parallel_across_nodes_is_visibly_worse():
+    # vTrain measured 20.4 s for TP16 (two nodes) against 9.6 s for TP8 on the same 256 A100s.
+    job = Job(GPT3, global_batch=1024, tokens=1e9, recompute="full")
+    cluster = Cluster(A100, HDR)
+    inside = estimate_step(job, Plan(tp=8, pp=8, dp=8), cluster)
+    across = estimate_step(job, Plan(tp=16, pp=4, dp=8), cluster)
+    assert across.breakdown.tp_comm_s > 2 * inside.breakdown.tp_comm_s
+    assert across.step_time_s > 1.2 * inside.step_time_s
+
+
+def test_fp8_is_faster_than_bf16_on_h100(h100_cluster):
+    plan = Plan(tp=1, pp=1, dp=8)
+    bf16 = estimate_step(Job(LLAMA3_8B, 128, 1e9, precision="bf16", recompute="full"), plan, h100_cluster)
+    fp8 = estimate_step(Job(LLAMA3_8B, 128, 1e9, precision="fp8", recompute="full"), plan, h100_cluster)
+    assert 1.2 < bf16.step_time_s / fp8.step_time_s < 2.0
+
+
+def test_fp8_needs_fp8_hardware():
+    job = Job(GPT_1B, 64, 1e9, precision="fp8")
+    assert "FP8" in check_plan(job, Plan(tp=1, pp=1, dp=8), Cluster(A100, HDR))
+
+
+@pytest.mark.parametrize("plan, fragment", [
+    (Plan(tp=3, pp=1, dp=8), "attention heads"),
+    (Plan(tp=1, pp=1, dp=7), "global batch"),
+    (Plan(tp=1, pp=25, dp=1), "layers"),
+    (Plan(tp=1, pp=1, dp=8, ep=2), "mixture-of-experts"),
+    (Plan(tp=1, pp=1, dp=8, virtual_stages=2), "pipeline parallelism"),
+    (Plan(tp=1, pp=1, dp=8, zero=4), "zero"),
+])
+def test_invalid_plans_say_why(plan, fragment, h100_cluster):
+    job = Job(GPT_1B, 64, 1e9)
+    reason = check_plan(job, plan, h100_cluster)
+    assert reason is not None and fragment in reason
+    with pytest.raises(PerfError, match=fragment):
+        estimate_step(job, plan, h100_cluster)
+
+
+def test_json_dict_has_the_design_keys(h100_cluster):
+    est = estimate_step(Job(GPT_1B, 64, 1e10), Plan(tp=1, pp=1, dp=8), h100_cluster)
+    out = est.to_json_dict("gpt")
+    assert DESIGN_KEYS <= out.keys()
+    assert BREAKDOWN_KEYS <= out["breakdown"].keys()
+    assert out["time_to_train_days"] == pytest.approx(est.time_to_train_s / 86400)
+
+
+def test_checkpoint_stall_is_amortised(h100_cluster):
+    plan = Plan(tp=1, pp=1, dp=8)
+    base = estimate_step(Job(GPT_1B, 64, 1e10), plan, h100_cluster)
+    # 1.3B params x 14 bytes = 18 GB written at 1 GB/s by one node: 18 s every 600 s.
+    job = Job(GPT_1B, 64, 1e10, checkpoint_interval_s=600.0, checkpoint_write_Bps_per_node=1e9)
+    est = estimate_step(job, plan, h100_cluster)
+    write_s = GPT_1B.params_total() * 14 / 1e9
+    assert est.breakdown.checkpoint_s == pytest.approx(base.step_time_s * write_s / (600 - write_s))
+    slow = replace(job, checkpoint_write_Bps_per_node=1e7)
+    with pytest.raises(PerfError, match="checkpoint"):
+        estimate_step(slow, plan, h100_cluster)
+
+
+def test_in_network_reduction_cuts_data_parallel_time(h100_cluster):
+    job = Job(GPT_1B, global_batch=1024, tokens=1e9, overlap=Overlap(dp=False))
+    plan = Plan(tp=1, pp=1, dp=1024, zero=0)
+    plain = estimate_step(job, plan, h100_cluster)
+    sharp = estimate_step(job, plan, Cluster(H100, replace(NDR, in_network_reduction=True)))
+    assert sharp.breakdown.dp_comm_s < 0.8 * plain.breakdown.dp_comm_s
+    assert sharp.step_time_s < plain.step_time_s
+
+
+def test_expert_all_to_all_feels_the_fabric():
+    job = Job(MIXTRAL, global_batch=256, tokens=1e9, recompute="full")
+    plan = Plan(tp=1, pp=1, dp=64, ep=8, microbatch=1, zero=2)
+    full = Cluster(H100, NDR)
+    est = estimate_step(job, plan, Cluster(H100, replace(NDR, gpus_per_node=4)))
+    assert est.breakdown.ep_comm_s > 0
+    tapered = estimate_step(job, plan, Cluster(H100, replace(NDR, gpus_per_node=4, oversubscription=4.0)))
+    rail_only = estimate_step(job, plan, Cluster(H100, replace(NDR, gpus_per_node=4, rail_only=True)))
+    assert tapered.breakdown.ep_comm_s > est.breakdown.ep_comm_s
+    assert rail_only.breakdown.ep_comm_s > est.breakdown.ep_comm_s
+    inside = estimate_step(job, plan, full)  # ep=8 fits in one 8-GPU node: NVLink only
+    assert inside.breakdown.ep_comm_s < est.breakdown.ep_comm_s
+
+
+def test_overlap_hides_data_parallel_reduction(h100_cluster):
+    plan = Plan(tp=2, pp=1, dp=64, zero=1)
+    hidden = estimate_step(Job(LLAMA3_8B, 512, 1e9), plan, h100_cluster)
+    exposed = estimate_step(Job(LLAMA3_8B, 512, 1e9, overlap=Overlap(dp=False)), plan, h100_cluster)
+    assert hidden.breakdown.dp_comm_s == pytest.approx(exposed.breakdown.dp_comm_s)
+    assert hidden.breakdown.exposed_comm_s < exposed.breakdown.exposed_comm_s
+
+
+def test_search_finds_the_brute_force_optimum():
+    cluster = Cluster(H100, NDR)
+    job = Job(GPT_1B, global_batch=64, tokens=1e10)
+    best = search_plans(job, cluster, 16)
+    times = []
+    for group in candidate_plans(job, cluster, 16):
+        for plan in group:
+            if check_plan(job, plan, cluster) is None:
+                times.append(estimate_step(job, plan, cluster).step_time_s)
+    assert best.step_time_s == pytest.approx(min(times))
+    assert best.gpus == 16
+
+
+def test_search_respects_pinned_parts(h100_cluster):
+    job = Job(GPT3, global_batch=1024, tokens=1e9, recompute="selective")
+    best = search_plans(job, h100_cluster, 512, PlanConstraints(tp=8, pp=8))
+    assert (best.plan.tp, best.plan.pp, best.plan.dp) == (8, 8, 8)
+
+
+def test_search_explains_when_nothing_fits(a100_cluster):
+    job = Job(GPT3, global_batch=64, tokens=1e9)
+    with pytest.raises(PerfError, match="GB"):
+        search_plans(job, a100_cluster, 8)
+
+
+def test_feasible_gpu_counts_screen_memory(a100_cluster):
+    job = Job(GPT3, global_batch=1536, tokens=1e9, recompute="full")
+    counts = feasible_gpu_counts(job, a100_cluster, [8, 16, 64, 256, 1024])
+    assert 8 not in counts and 1024 in counts
+    assert list(counts) == sorted(counts)
