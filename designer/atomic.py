@@ -61,6 +61,8 @@ def write_atomic(path: str | Path, text: str) -> None:
             (permission denied, disk full, ...); the message says which, and nothing was changed.
     """
     name = str(path)
+    if "\x00" in name:  # the OS would refuse it below with a ValueError, not an OSError
+        raise InputError("cannot write: the file name contains a NUL character", Location(name.replace("\x00", "\\0")))
     target = Path(path)
     if target.is_symlink():
         target = target.resolve()

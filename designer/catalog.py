@@ -157,6 +157,13 @@ def _protocols(value: Any) -> frozenset[Protocol]:
     return frozenset(pick(v) for v in value)
 
 
+def _speeds(value: Any) -> tuple[float, ...]:
+    """Lower per-port rates a NIC also runs at: a list of bandwidths (``[200 Gbps, 100 Gbps]``)."""
+    if not isinstance(value, list) or not value:
+        raise ValueError("expected a non-empty list of rates such as [200 Gbps, 100 Gbps]")
+    return tuple(sorted({_BW(v) for v in value}, reverse=True))
+
+
 def _breakout(value: Any) -> MappingProxyType:
     if not isinstance(value, dict):
         raise ValueError("expected a mapping of rate to port count, such as {200 Gbps: 128}")
@@ -224,7 +231,8 @@ _KINDS: dict[str, _Kind] = {
     "nic": _Kind(Nic, "nics", (
         _DESC, _Field("rate", "rate_Bps", _BW), _Field("ports", "ports", _integer(1)),
         _Field("protocols", "protocols", _protocols), _Field("rdma", "rdma", _flag),
-        _Field("price", "price_usd", _MONEY), _Field("power", "power_w", _POWER))),
+        _Field("price", "price_usd", _MONEY), _Field("power", "power_w", _POWER),
+        _Field("speeds", "speeds_Bps", _speeds, ()))),
     "switch": _Kind(Switch, "switches", (
         _DESC, _Field("protocol", "protocol", _choice([p.value for p in Protocol], Protocol)),
         _Field("ports", "ports", _integer(1)), _Field("port_rate", "port_rate_Bps", _BW),

@@ -98,6 +98,11 @@ class Nic:
     price_usd: float
     power_w: float
     provenance: Provenance
+    speeds_Bps: tuple[float, ...] = ()  # lower per-port rates the NIC can also run at (e.g. 400G NIC at 100GbE)
+
+    def rates(self) -> tuple[float, ...]:
+        """Every per-port rate the NIC runs at, fastest first."""
+        return tuple(sorted({self.rate_Bps, *self.speeds_Bps}, reverse=True))
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,16 @@ def _err(text: str) -> None:
     typer.echo(text, err=True)
 
 
+_MAX_MESSAGE = 1000  # characters; a message quoting a huge input value is cut here
+
+
+def _one_line(text: str) -> str:
+    """An error message as one line (DESIGN.md): line breaks and control characters that a
+    message quotes from the input are escaped, and an overlong message is cut."""
+    out = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+    return out if len(out) <= _MAX_MESSAGE else out[:_MAX_MESSAGE] + "..."
+
+
 def _run(action: Callable[[], int | None]) -> None:
     """Run one command body, turning every failure into a one-line message and an exit code."""
     try:
@@ -54,12 +64,12 @@ def _run(action: Callable[[], int | None]) -> None:
     except InputError as exc:
         if _state["debug"]:
             raise
-        _err(f"error: {exc.located()}")
+        _err(f"error: {_one_line(exc.located())}")
         code = exc.exit_code
     except DesignerError as exc:
         if _state["debug"]:
             raise
-        _err(f"error: {exc}")
+        _err(f"error: {_one_line(str(exc))}")
         code = exc.exit_code
     except KeyboardInterrupt:
         _err("interrupted; no output was written")
@@ -126,7 +136,7 @@ def validate(specs: List[Path] = typer.Argument(..., help="Spec files to check."
             try:
                 inputs.load_inputs(path)
             except InputError as exc:
-                _err(f"error: {exc.located()}")
+                _err(f"error: {_one_line(exc.located())}")
                 bad += 1
             else:
                 typer.echo(f"{path}: ok")
@@ -249,6 +259,9 @@ def _add_subcommands() -> None:
     except ImportError:  # pragma: no cover - only while the package is incomplete
         return
     app.add_typer(catalog_app, name="catalog", help="What hardware and prices are known, with source and date.")
+    from designer.cli_whatif import register as register_whatif
+
+    register_whatif(app)
 
 
 _add_subcommands()

@@ -1,11 +1,11 @@
-"""Fabric drawings: a design's network as boxes per tier and wires between them, and its DOT text.
+"""Fabric drawings: a design's network as boxes per tier and the wires between them.
 
 A :class:`Drawing` is renderer-independent data built from the fabric graph of
 :func:`designer.topology.build_graph`: one box per server or switch when a tier is small, one box
 per group (scalable unit, pod, rail, plane, or the whole tier) when it is not, so a 16k-GPU fabric
 stays readable. Every tier keeps its device total (a box carries its ``count``), so the drawing
-always says how many leaves, spines and cores the design buys. :func:`render_dot` writes Graphviz
-DOT without any plotting library; :mod:`designer.plot` renders PNG and SVG.
+always says how many leaves, spines and cores the design buys. :mod:`designer.plot` renders it as
+Graphviz DOT (no plotting library needed), PNG or SVG.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ __all__ = [
     "Drawing",
     "RAIL_COLORS",
     "MULTI_RAIL_COLOR",
+    "ROLE_FILLS",
     "MAX_BOXES",
     "ROLE_SERVER",
     "rail_color",
@@ -23,16 +24,15 @@ __all__ = [
     "drawing_from_graph",
     "draw_design",
     "tier_counts",
-    "render_dot",
 ]
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Mapping
 
 import networkx as nx
 
-from designer import topology
+from designer import topology, units
 from designer.catalog_types import Catalog
 from designer.design import Design
 from designer.errors import CatalogError
@@ -151,8 +151,9 @@ def fabric_request_for(design: Design, catalog: Catalog, *,
     """The fabric request of a design's system, rebuilt from the catalog names it stores.
 
     On-prem (and the on-prem part of hybrid) designs get the request the optimizer priced
-    (:func:`designer.optimize.pricing.fabric_request`: no reserved leaf ports, servers per rack
-    from the rack power); cloud designs get :func:`designer.topology.request_for_cloud`.
+    (:func:`designer.optimize.pricing.fabric_request`: links at the fastest rate NIC and switch
+    share, no reserved leaf ports, servers per rack from the rack power); cloud designs get
+    :func:`designer.topology.request_for_cloud`.
 
     Args:
         design: A loaded design.
@@ -180,6 +181,11 @@ def fabric_request_for(design: Design, catalog: Catalog, *,
     nic = catalog.nics.get(server.nic)
     if nic is None:
         raise CatalogError(f"server '{server.name}' names NIC '{server.nic}', which the catalog lacks")
+    # The links run at the fastest rate both ends support, as the optimizer's candidates do (a
+    # 400G NIC on a 200G switch runs at 200G); the design file does not record it.
+    rate = next((r for r in nic.rates() if switch.ports_at(r) > 0), nic.rate_Bps)
+    if rate != nic.rate_Bps:
+        nic = replace(nic, rate_Bps=rate)
     facility = catalog.facilities.get("default") or next(iter(catalog.facilities.values()), None)
     power = rack_power_w if rack_power_w is not None else (facility.rack_power_w if facility else None)
     units = facility.rack_units if facility else DEFAULT_RACK_UNITS
@@ -189,13 +195,10 @@ def fabric_request_for(design: Design, catalog: Catalog, *,
 
 # ---------------------------------------------------------------- grouping
 
-# A device: a server (its NIC ports folded together) or a switch. Group keys are tuples of
-# (attribute, value) pairs; the ladders list keys from finest (one box per device) to coarsest.
-_Key = tuple[tuple[str, int], ...]
-
-
 @dataclass(slots=True)
 class _Device:
+    """A server (its NIC ports folded together) or a switch, while grouping."""
+
     role: str
     tier: int
     index: int  # server number, or build order of a switch
@@ -213,7 +216,7 @@ def _ladder(role: str, kind: schema.TopologyKind) -> tuple[tuple[str, ...], ...]
     rails = kind in (schema.TopologyKind.RAIL_OPTIMIZED, schema.TopologyKind.RAIL_ONLY)
     rail_only = kind is schema.TopologyKind.RAIL_ONLY
     if role == ROLE_SERVER:
-        return (("node",), ("su",), ("pod",), ())
+        return (("node",), ()) if kind is schema.TopologyKind.CLOUD else (("node",), ("su",), ("pod",), ())
     if role == schema.ROLE_LEAF:
         return (("name",), ("pod", "rail"), ("rail",), ()) if rails else (("name",), ("pod",), ())
     if role == schema.ROLE_SPINE:
@@ -275,59 +278,128 @@ _ATTR_WORDS = {"rail": "rail", "su": "SU", "pod": "pod", "plane": "plane"}
 
 
 def _short_name(dev: _Device) -> str:
-    """A switch's name without its role prefix (``leaf-su00-r3`` -> ``su00-r3``)."""
+    """A switch's name without its role prefix, on two lines when it has two parts.
+
+    Examples:
+        >>> _short_name(_Device("leaf", 1, 0, "leaf-su00-r3", {}, set()))
+        'su00\\nr3'
+        >>> _short_name(_Device("spine", 2, 0, "spine-07", {}, set()))
+        '07'
+    """
     head, _, tail = dev.name.partition("-")
-    return tail if tail and head in schema.ROLES else dev.name
+    if not tail or head not in schema.ROLES:
+        return dev.name
+    first, sep, last = tail.rpartition("-")
+    return f"{first}\n{last}" if sep else tail
+
+
+def _plural(count: int, unit: str) -> str:
+    """``1 server``, ``32 servers`` (``unit`` is the plural)."""
+    return f"{count} {unit[:-1] if count == 1 else unit}"
 
 
 def _group_label(role: str, members: list[_Device], key_attrs: tuple[str, ...], unit: str) -> str:
-    count = len(members)
+    """``leaf x 64\n(rail 3)`` or ``128 servers\npod 1``: the count, then the grouping key's values."""
+    # Switch groups always show their rails (the colour key); servers only the grouping key.
+    shown = set(key_attrs) if role == ROLE_SERVER else {"rail", *key_attrs}
     parts = []
     for attr in ("rail", "su", "pod", "plane"):
         values = {m.attrs[attr] for m in members if m.attrs.get(attr, schema.NONE) != schema.NONE}
-        if attr == "rail" and role == ROLE_SERVER:
-            continue
-        if values and (attr in key_attrs or attr == "rail"):
+        if values and attr in shown and unit != "instances":
             parts.append(f"{_ATTR_WORDS[attr]} {_span(values)}")
     if role == ROLE_SERVER:
-        head = f"{count} {unit}" if count != 1 else f"1 {unit[:-1] if unit.endswith('s') else unit}"
-        return head + (f"\n{', '.join(parts)}" if parts else "")
-    return f"{role} x {count}" + (f"\n({', '.join(parts)})" if parts else "")
+        return _plural(len(members), unit) + (f"\n{', '.join(parts)}" if parts else "")
+    return f"{role} x {len(members)}" + (f"\n({', '.join(parts)})" if parts else "")
+
+
+def _grouping(devices: list[_Device], limit: int, ladder: tuple[tuple[str, ...], ...]
+              ) -> tuple[tuple[str, ...], Callable[[_Device], tuple[int, ...]]]:
+    """The finest rung of ``ladder`` with at most ``limit`` groups, and its key function.
+
+    When that rung leaves a single group but the finer one had too many (64 SUs of one pod), the
+    finer keys are cut into runs instead, at most ``limit // 2`` of them, so the tier still shows
+    its structure.
+    """
+    finer: tuple[str, ...] | None = None
+    for attrs in ladder:
+        def key(d: _Device, attrs: tuple[str, ...] = attrs) -> tuple[int, ...]:
+            return tuple(d.attrs.get(a, 0) for a in attrs)
+        distinct = sorted({key(d) for d in devices})
+        if len(distinct) <= limit:
+            if len(distinct) > 1 or finer is None or len(devices) == 1:
+                return attrs, key
+            break
+        finer = attrs
+    assert finer is not None, "the last rung of a ladder is one group"
+    fine_keys = sorted({tuple(d.attrs.get(a, 0) for a in finer) for d in devices})
+    size = math.ceil(len(fine_keys) / max(1, limit // 2))
+    run = {k: i // size for i, k in enumerate(fine_keys)}
+    return finer, lambda d: (run[tuple(d.attrs.get(a, 0) for a in finer)],)
 
 
 def _group(devices: list[_Device], limit: int, kind: schema.TopologyKind,
            server_unit: str) -> tuple[list[Box], dict[str, str], bool]:
     """Boxes for the devices of one role, finest grouping with at most ``limit`` boxes."""
     role = devices[0].role
-    ladder = _ladder(role, kind)
-    chosen: tuple[str, ...] = ()
-    for attrs in ladder:
-        if len({tuple(d.attrs.get(a, 0) for a in attrs) for d in devices}) <= limit:
-            chosen = attrs
-            break
+    chosen, key = _grouping(devices, limit, _ladder(role, kind))
     groups: dict[tuple[int, ...], list[_Device]] = {}
     for dev in sorted(devices, key=lambda d: d.index):
-        groups.setdefault(tuple(dev.attrs.get(a, 0) for a in chosen), []).append(dev)
+        groups.setdefault(key(dev), []).append(dev)
     boxes, box_of = [], {}
-    detailed = chosen in (("name",), ("node",))
-    for key in sorted(groups):
-        members = groups[key]
+    detailed = chosen in (("name",), ("node",)) and len(groups) == len(devices)
+    for gkey in sorted(groups):
+        members = groups[gkey]
         rails = tuple(sorted(set().union(*(m.rails for m in members)) - {schema.NONE}))
         if detailed:
             dev = members[0]
             box_id = dev.name
             label = f"n{dev.index}" if role == ROLE_SERVER else _short_name(dev)
         else:
-            box_id = f"{role}:" + (",".join(f"{a}={v}" for a, v in zip(chosen, key)) or "all")
+            box_id = f"{role}:" + ("all" if not chosen else ",".join(
+                f"{a}={_span(m.attrs.get(a, 0) for m in members)}" for a in chosen))
             label = _group_label(role, members, chosen, server_unit)
         boxes.append(Box(box_id, members[0].tier, role, len(members), label, rails))
         for m in members:
             box_of[m.name] = box_id
-    return boxes, box_of, not detailed and len(devices) > 1
+    return boxes, box_of, not detailed
+
+
+def _wires(g: nx.Graph, boxes: list[Box], box_of: Mapping[str, str], owner: Mapping[str, str]) -> tuple[Wire, ...]:
+    """One wire per pair of boxes, lower tier first, with the links and rails between them."""
+    order = {b.id: (b.tier, i) for i, b in enumerate(boxes)}
+    acc: dict[tuple[str, str], list] = {}
+    for u, v, data in g.edges(data=True):
+        bu, bv = box_of[owner[u]], box_of[owner[v]]
+        if order[bu] > order[bv]:
+            u, v, bu, bv = v, u, bv, bu
+        entry = acc.setdefault((bu, bv), [0, set(), data["tier"], data[schema.RATE]])
+        entry[0] += data[schema.LINKS]
+        # A NIC link carries its NIC's rail; a switch link only when both ends serve one rail
+        # (rail-only). Rail-optimized spines mix rails, so their links are grey.
+        rail_u, rail_v = g.nodes[u][schema.RAIL], g.nodes[v][schema.RAIL]
+        if rail_u != schema.NONE and (g.nodes[u][schema.ROLE] == schema.ROLE_NIC or rail_u == rail_v):
+            entry[1].add(rail_u)
+    ranked = sorted(acc.items(), key=lambda kv: (order[kv[0][0]], order[kv[0][1]]))
+    return tuple(Wire(a, b, e[0], tuple(sorted(e[1])), e[2], e[3]) for (a, b), e in ranked)
+
+
+def _headings(boxes: list[Box], kind: schema.TopologyKind, unit: str, server: str,
+              switch: str) -> tuple[tuple[int, str], ...]:
+    out = []
+    for tier in sorted({b.tier for b in boxes}):
+        total = sum(b.count for b in boxes if b.tier == tier)
+        if tier == 0:
+            out.append((0, f"{unit}: {total} x {server}"))
+        elif kind is schema.TopologyKind.CLOUD:
+            out.append((tier, "provider network"))
+        else:
+            role = schema.ROLE_SWITCH if kind is schema.TopologyKind.SINGLE_SWITCH else _TIER_NAMES[tier]
+            out.append((tier, f"{role}: {total}" + (f" x {switch}" if switch else "")))
+    return tuple(out)
 
 
 def drawing_from_graph(g: nx.Graph, *, title: str = "", server: str = "server", switch: str = "",
-                       max_boxes: tuple[int, int, int, int] = MAX_BOXES, warnings: tuple[str, ...] = ()) -> Drawing:
+                       max_boxes: tuple[int, int, int, int] = MAX_BOXES) -> Drawing:
     """Group a fabric graph into a :class:`Drawing`.
 
     Each role picks the finest grouping of its ladder (device, then scalable unit / pod / rail /
@@ -340,14 +412,13 @@ def drawing_from_graph(g: nx.Graph, *, title: str = "", server: str = "server", 
         server: Catalog name of the servers (or instances), for the row headings.
         switch: Catalog name of the switches, for the row headings.
         max_boxes: Most boxes per tier (servers, leaves, spines, cores) before grouping.
-        warnings: Carried into the drawing.
 
     Returns:
         The drawing; the sum of box counts per tier equals the fabric's device counts.
     """
     request = g.graph["request"]
     kind = request.topology
-    cloud = kind is schema.TopologyKind.CLOUD
+    unit = "instances" if kind is schema.TopologyKind.CLOUD else "servers"
     devices, owner = _devices(g)
     by_role: dict[str, list[_Device]] = {}
     for dev in devices.values():
@@ -355,7 +426,6 @@ def drawing_from_graph(g: nx.Graph, *, title: str = "", server: str = "server", 
     boxes: list[Box] = []
     box_of: dict[str, str] = {}
     aggregated = False
-    unit = "instances" if cloud else "servers"
     for role in sorted(by_role, key=lambda r: (by_role[r][0].tier, r)):
         devs = by_role[role]
         limit = max_boxes[min(devs[0].tier, len(max_boxes) - 1)]
@@ -363,41 +433,19 @@ def drawing_from_graph(g: nx.Graph, *, title: str = "", server: str = "server", 
         boxes.extend(made)
         box_of.update(mapping)
         aggregated = aggregated or grouped
-    order = {b.id: i for i, b in enumerate(boxes)}
-    tier_of = {b.id: b.tier for b in boxes}
-    acc: dict[tuple[str, str], list] = {}
-    for u, v, data in g.edges(data=True):
-        bu, bv = box_of[owner[u]], box_of[owner[v]]
-        if tier_of[bu] > tier_of[bv] or (tier_of[bu] == tier_of[bv] and order[bu] > order[bv]):
-            u, v, bu, bv = v, u, bv, bu
-        entry = acc.setdefault((bu, bv), [0, set(), data["tier"], data[schema.RATE]])
-        entry[0] += data[schema.LINKS]
-        # A NIC link carries its NIC's rail; a switch link only when both ends serve one rail
-        # (rail-only). Rail-optimized spines mix rails, so their links are grey.
-        rail_u, rail_v = g.nodes[u][schema.RAIL], g.nodes[v][schema.RAIL]
-        if rail_u != schema.NONE and (g.nodes[u][schema.ROLE] == schema.ROLE_NIC or rail_u == rail_v):
-            entry[1].add(rail_u)
-    wires = tuple(Wire(a, b, e[0], tuple(sorted(e[1])), e[2], e[3])
-                  for (a, b), e in sorted(acc.items(), key=lambda kv: (tier_of[kv[0][0]], order[kv[0][0]], order[kv[0][1]])))
     counts = tier_counts_of(boxes)
-    labels = []
-    for tier in sorted({b.tier for b in boxes}):
-        total = sum(b.count for b in boxes if b.tier == tier)
-        if tier == 0:
-            labels.append((0, f"{unit}: {total} x {server}"))
-        elif cloud:
-            labels.append((tier, "provider network"))
-        else:
-            role = schema.ROLE_SWITCH if kind is schema.TopologyKind.SINGLE_SWITCH else _TIER_NAMES[tier]
-            labels.append((tier, f"{role}: {total}" + (f" x {switch}" if switch else "")))
-    words = {ROLE_SERVER: unit, schema.ROLE_SWITCH: "switch", schema.ROLE_LEAF: "leaf", schema.ROLE_SPINE: "spine",
-             schema.ROLE_CORE: "core"}
-    subtitle = ", ".join(f"{counts[r]} {w}" for r, w in words.items() if counts.get(r))
-    if request.nics_per_node > 1:
-        subtitle += f"; {request.nics_per_node} rails"
-        subtitle += " (coloured)" if kind is not schema.TopologyKind.FAT_TREE else " per server, on one leaf"
-    return Drawing(title, subtitle, tuple(boxes), wires, tuple(labels), aggregated, request.nics_per_node,
-                   tuple(warnings))
+    words = {ROLE_SERVER: unit, schema.ROLE_SWITCH: "switch", schema.ROLE_LEAF: "leaf",
+             schema.ROLE_SPINE: "spine", schema.ROLE_CORE: "core"}
+    subtitle = ", ".join(_plural(counts[r], w) if r == ROLE_SERVER else f"{counts[r]} {w}"
+                         for r, w in words.items() if counts.get(r))
+    if request.nics_per_node > 1 and kind is not schema.TopologyKind.CLOUD:
+        shared = {schema.TopologyKind.FAT_TREE: "per server, on one leaf",
+                  schema.TopologyKind.SINGLE_SWITCH: "per server, on the switch"}.get(kind, "(coloured)")
+        subtitle += f"; {request.nics_per_node} rails {shared}"
+    per = "GPU" if kind is schema.TopologyKind.CLOUD else "link"
+    subtitle += f"; {units.format_bandwidth(request.nic_rate_Bps)} per {per}"
+    return Drawing(title, subtitle, tuple(boxes), _wires(g, boxes, box_of, owner),
+                   _headings(boxes, kind, unit, server, switch), aggregated, request.nics_per_node)
 
 
 def tier_counts_of(boxes: Iterable[Box]) -> dict[str, int]:
@@ -415,17 +463,9 @@ def tier_counts(drawing: Drawing) -> dict[str, int]:
         >>> from designer.topology.request import FabricRequest
         >>> g = topology.build_graph(FabricRequest("rail_optimized", 4, 8, 8, 50e9, 64, 50e9, ports_per_cage=2))
         >>> tier_counts(drawing_from_graph(g))
-        {'server': 4, 'leaf': 8}
+        {'server': 4, 'leaf': 8, 'spine': 4}
     """
     return tier_counts_of(drawing.boxes)
-
-
-def _bom_counts(design: Design) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for line in design.bom:
-        if line.category == "switch":
-            out[line.role] = out.get(line.role, 0) + int(round(line.quantity))
-    return out
 
 
 def _title(design: Design) -> str:
@@ -441,89 +481,46 @@ def _title(design: Design) -> str:
     return head
 
 
-def draw_design(design: Design, catalog: Catalog, *, max_boxes: tuple[int, int, int, int] = MAX_BOXES,
-                build: Callable[[topology.FabricRequest], nx.Graph] = topology.build_graph) -> Drawing:
+def _check_counts(design: Design, drawing: Drawing) -> list[str]:
+    """Switch counts of the drawing that differ from the design's bill of materials."""
+    listed: dict[str, int] = {}
+    for line in design.bom:
+        if line.category == "switch":
+            listed[line.role] = listed.get(line.role, 0) + int(round(line.quantity))
+    drawn: dict[str, int] = {}
+    for role, count in tier_counts(drawing).items():
+        if role in schema.SWITCH_ROLES:
+            # The BOM counts a single switch as a leaf (as FabricSummary does).
+            key = schema.ROLE_LEAF if role == schema.ROLE_SWITCH else role
+            drawn[key] = drawn.get(key, 0) + count
+    return [f"the design's bill of materials lists {listed.get(r, 0)} {r} switches; the catalog now gives "
+            f"{drawn.get(r, 0)}" for r in sorted(set(listed) | set(drawn)) if listed.get(r, 0) != drawn.get(r, 0)]
+
+
+def draw_design(design: Design, catalog: Catalog, *, max_boxes: tuple[int, int, int, int] = MAX_BOXES) -> Drawing:
     """The drawing of a design's fabric (on-prem, the on-prem part of hybrid, or cloud).
 
     The graph is rebuilt from the design's system and the catalog (:func:`fabric_request_for`).
-    Switch counts that differ from the design's bill of materials (a catalog changed since the
-    design was made) are reported in ``warnings``.
+    Switch counts that differ from the design's bill of materials, and a catalog other than the
+    one the design was made with, are reported in ``warnings``.
 
     Raises:
         CatalogError: The catalog lacks a name the design uses.
         TopologyError: The catalog's entries no longer make the design's fabric.
     """
     request = fabric_request_for(design, catalog)
-    g = build(request)
-    switch = design.system.switch or ""
-    drawing = drawing_from_graph(g, title=_title(design), server=design.system.server, switch=switch,
-                                 max_boxes=max_boxes)
+    system = design.system
+    drawing = drawing_from_graph(topology.build_graph(request), title=_title(design), server=system.server,
+                                 switch=system.switch or "", max_boxes=max_boxes)
+    warnings: list[str] = []
     if request.topology is schema.TopologyKind.CLOUD:
-        inst = catalog.clouds[design.system.server]
-        cloud = next(b for b in drawing.boxes if b.role == schema.ROLE_CLOUD)
+        inst = catalog.clouds[system.server]
         label = (f"{inst.provider} {inst.network.value} network\n"
                  f"{request.nics_per_node} x {request.nic_rate_Bps * 8 / 1e9:g} Gb/s per instance")
-        boxes = tuple(Box(b.id, b.tier, b.role, b.count, label, b.rails) if b is cloud else b for b in drawing.boxes)
-        return Drawing(drawing.title, drawing.subtitle, boxes, drawing.wires, drawing.tier_labels,
-                       drawing.aggregated, drawing.rails, drawing.warnings)
-    drawn = tier_counts(drawing)
-    expected = _bom_counts(design)
-    warnings = [f"the design's bill of materials lists {expected.get(r, 0)} {r} switches; the catalog now "
-                f"gives {drawn.get(r, 0)}" for r in sorted(set(expected) | {k for k in drawn if k in schema.SWITCH_ROLES})
-                if expected.get(r, 0) != drawn.get(r, 0) and r in schema.SWITCH_ROLES]
+        boxes = tuple(replace(b, label=label) if b.role == schema.ROLE_CLOUD else b for b in drawing.boxes)
+        drawing = replace(drawing, boxes=boxes)
+    else:
+        warnings.extend(_check_counts(design, drawing))
     if design.catalog_digest and catalog.digest and design.catalog_digest != catalog.digest:
         warnings.append("the catalog differs from the one the design was made with")
-    if not warnings:
-        return drawing
-    return Drawing(drawing.title, drawing.subtitle, drawing.boxes, drawing.wires, drawing.tier_labels,
-                   drawing.aggregated, drawing.rails, drawing.warnings + tuple(warnings))
-
-
-# ---------------------------------------------------------------- DOT
-
-
-def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
-
-
-def _penwidth(links: int) -> str:
-    # Thicker for bundles, logarithmically, so a 32-link bundle does not swamp the picture.
-    return f"{1.0 + 0.5 * math.log2(max(links, 1)):.2f}"
-
-
-def render_dot(drawing: Drawing) -> str:
-    """Graphviz DOT text of a drawing (``dot -Tsvg``): tiers as ranks, servers at the bottom.
-
-    Deterministic: the same drawing gives the same bytes. Each node carries ``class`` (its role)
-    and its device count in ``tooltip``; wires carry their link count as a label when above one.
-
-    Examples:
-        >>> d = Drawing("t", "s", (Box("a", 0, "server", 1, "n0", (0,)), Box("b", 1, "leaf", 1, "r0", (0,))),
-        ...             (Wire("a", "b", 1, (0,), "node-leaf", 50e9),), ((0, "servers"), (1, "leaf")), False, 1)
-        >>> print(render_dot(d).splitlines()[-3])
-          "a" -- "b" [color="#E69F00", penwidth=1.00];
-    """
-    out = [
-        "graph fabric {",
-        f"  graph [rankdir=BT, labelloc=t, fontname=Helvetica, nodesep=0.15, ranksep=1.2, "
-        f"label={_quote(drawing.title + chr(10) + drawing.subtitle)}];",
-        '  node [shape=box, style="rounded,filled", fontname=Helvetica, fontsize=10];',
-        "  edge [fontname=Helvetica, fontsize=8];",
-    ]
-    for tier, heading in drawing.tier_labels:
-        out.append(f"  subgraph tier{tier} {{")
-        out.append("    rank=same;")
-        out.append(f"    tier{tier} [shape=plaintext, style=\"\", label={_quote(heading)}];")
-        for b in (b for b in drawing.boxes if b.tier == tier):
-            out.append(f"    {_quote(b.id)} [label={_quote(b.label)}, class={_quote(b.role)}, "
-                       f"tooltip={_quote(f'{b.role} x {b.count}')}, fillcolor={_quote(ROLE_FILLS.get(b.role, '#FFFFFF'))}, "
-                       f"color={_quote(b.color)}];")
-        out.append("  }")
-    tiers = [t for t, _ in drawing.tier_labels]
-    for low, high in zip(tiers, tiers[1:]):
-        out.append(f"  tier{low} -- tier{high} [style=invis];")
-    for w in drawing.wires:
-        label = f", label={_quote(str(w.links))}" if w.links > 1 else ""
-        out.append(f"  {_quote(w.a)} -- {_quote(w.b)} [color={_quote(w.color)}, penwidth={_penwidth(w.links)}{label}];")
-    out.append("}")
-    return "\n".join(out) + "\n"
+    return replace(drawing, warnings=tuple(warnings))

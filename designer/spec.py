@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import pydantic
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from designer import presets, units
-from designer.errors import Location, SpecError
-from designer.yamlio import YamlDoc, load_yaml, load_yaml_text
+from designer.errors import InputError, Location, SpecError
+from designer.yamlio import YamlDoc, load_yaml_text, read_text
 
 MAX_NODES = 100_000  # 800k GPUs: beyond any cluster built; larger asks are refused, not attempted
 MAX_GPUS_PER_WORKLOAD = 1_000_000
@@ -218,7 +218,14 @@ Count = Annotated[float, _unit(units.parse_count)]
 Fraction = Annotated[float, _unit(units.parse_fraction)]
 PosInt = Annotated[int, BeforeValidator(_int_count), Field(ge=1, strict=True)]
 NonNegInt = Annotated[int, BeforeValidator(_int_count), Field(ge=0, strict=True)]
-Name = Annotated[str, Field(min_length=1, max_length=200, strict=True)]
+def _one_line(value: str) -> str:
+    # Names end up in tables, design files and one-line error messages: no line breaks or controls.
+    if any(ord(ch) < 32 or 127 <= ord(ch) < 160 for ch in value):
+        raise ValueError("must be one line of text without control characters")
+    return value
+
+
+Name = Annotated[str, Field(min_length=1, max_length=200, strict=True), AfterValidator(_one_line)]
 
 
 class _Strict(BaseModel):
@@ -348,16 +355,34 @@ def _unwrap_model(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
-def _clean_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
-    # pydantic adds union-branch and validator names into loc; keep only real keys and indices.
+def _clean_loc(loc: tuple[Any, ...], data: Any, *, missing: bool = False) -> tuple[Any, ...]:
+    """The key path of an error in the input: pydantic's ``loc`` without its union-branch labels.
+
+    pydantic puts branch and validator names ("_Parallelism", "literal['auto']", "function-after[...]")
+    between the real keys. Walking the input data keeps exactly the parts that are keys or indices
+    there; a label can never be mistaken for a user's key such as ``_x`` or ``int`` (which once
+    crashed here). The last part of a ``missing`` error names a key that is, by definition, absent.
+    """
     out = []
-    for part in loc:
-        if isinstance(part, str) and (part.startswith(("literal[", "function-", "int", "float", "bool",
-                                                       "str", "list[", "_", "constrained-"))
-                                      or part in ("function-before[convert()]",) or "[" in part):
+    node = data
+    for i, part in enumerate(loc):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        elif not (missing and i == len(loc) - 1 and isinstance(part, str)):
             continue
         out.append(part)
     return tuple(out)
+
+
+_SHORT = 60  # characters of a user's value echoed in a message
+
+
+def _short(value: Any) -> str:
+    """``repr`` of a value from the input, cut to keep the message one short line."""
+    text = repr(value)
+    return text if len(text) <= _SHORT else text[:_SHORT] + "..."
 
 
 def _dotted(loc: tuple[Any, ...]) -> str:
@@ -380,7 +405,7 @@ def _message(err: dict[str, Any], loc: tuple[Any, ...]) -> str:
                 hint = f"; did you mean '{close[0]}'?"
             else:
                 hint = f"; known keys: {', '.join(model.model_fields)}"
-        return f"unknown key '{key}' in {_dotted(loc[:-1]) if loc[:-1] else 'the spec'}{hint}"
+        return f"unknown key {_short(key)} in {_dotted(loc[:-1]) if loc[:-1] else 'the spec'}{hint}"
     if kind == "missing":
         return f"{where}: required key is missing"
     msg = err["msg"]
@@ -390,9 +415,9 @@ def _message(err: dict[str, Any], loc: tuple[Any, ...]) -> str:
         expected = err.get("ctx", {}).get("expected", "")
         close = difflib.get_close_matches(str(got), [e.strip("' ") for e in expected.replace(" or ", ",").split(",")], n=1)
         hint = f"; did you mean '{close[0]}'?" if close else ""
-        return f"{where}: {got!r} is not allowed: expected {expected}{hint}"
+        return f"{where}: {_short(got)} is not allowed: expected {expected}{hint}"
     if kind in ("greater_than_equal", "greater_than") and err.get("input") is not None:
-        return f"{where}: {msg} (got {err.get('input')!r})"
+        return f"{where}: {msg} (got {_short(err.get('input'))})"
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         return f"{where}: expected a mapping (key: value pairs), got {type(err.get('input')).__name__}"
     if kind == "list_type":
@@ -400,11 +425,11 @@ def _message(err: dict[str, Any], loc: tuple[Any, ...]) -> str:
     return f"{where}: {msg}"
 
 
-def _best_error(errors: list[dict[str, Any]]) -> tuple[dict[str, Any], tuple[Any, ...]]:
+def _best_error(errors: list[dict[str, Any]], data: Any) -> tuple[dict[str, Any], tuple[Any, ...]]:
     """Pick the most useful error: prefer the deepest, non-union-noise one, in document order."""
     scored = []
     for i, err in enumerate(errors):
-        loc = _clean_loc(tuple(err["loc"]))
+        loc = _clean_loc(tuple(err["loc"]), data, missing=err["type"] == "missing")
         # An unknown key explains the "missing" error that usually comes with it: report it first.
         if err["type"] == "extra_forbidden":
             rank = 0
@@ -484,7 +509,7 @@ def _build(raw: _Spec, doc: YamlDoc, base_dir: Path, digest: str) -> Spec:
         for key in ("tp", "pp", "dp", "ep", "cp"):
             value = getattr(par, key)
             if value is not None and value > MAX_GPUS_PER_WORKLOAD:
-                raise SpecError(f"{key}={value} is beyond any buildable cluster (limit {MAX_GPUS_PER_WORKLOAD:,} GPUs)",
+                raise SpecError(f"{key}={value:,} is beyond any buildable cluster (limit {MAX_GPUS_PER_WORKLOAD:,} GPUs)",
                                 doc.locate(path + ("parallelism", key)))
         if w.gpus is not None and w.gpus > MAX_GPUS_PER_WORKLOAD:
             raise SpecError(f"gpus={w.gpus:,} is beyond any buildable cluster (limit {MAX_GPUS_PER_WORKLOAD:,})",
@@ -518,7 +543,11 @@ def _build(raw: _Spec, doc: YamlDoc, base_dir: Path, digest: str) -> Spec:
     for i, entry in enumerate(raw.catalogs):
         p = Path(entry)
         resolved = p if p.is_absolute() else (base_dir / p)
-        if not resolved.is_file():
+        try:
+            found = resolved.is_file()
+        except OSError:  # permission denied on a folder, a name too long: as good as missing
+            found = False
+        if not found:
             raise SpecError(f"catalog file '{entry}' not found (paths resolve relative to the spec's folder)",
                             doc.locate(("catalogs", i)))
         catalogs.append(resolved)
@@ -547,7 +576,7 @@ def parse_spec(doc: YamlDoc, *, base_dir: Path | None = None, digest: str = "") 
     try:
         raw = _Spec.model_validate(doc.data)
     except pydantic.ValidationError as exc:
-        err, loc = _best_error(exc.errors(include_url=False))
+        err, loc = _best_error(exc.errors(include_url=False), doc.data)
         key = err["type"] == "extra_forbidden"
         raise SpecError(_message(err, loc), doc.locate(loc, key=key)) from None
     return _build(raw, doc, base_dir or Path("."), digest)
@@ -566,16 +595,13 @@ def load_spec(path: str | Path) -> Spec:
         SpecError: bad input of any kind, located ``FILE:LINE:COL``.
     """
     try:
-        doc = load_yaml(path)
-    except SpecError:
-        raise
-    except Exception as exc:  # InputError from yamlio: re-raise as a spec error, same location
-        from designer.errors import InputError
-        if isinstance(exc, InputError):
-            raise SpecError(exc.message, exc.location) from None
-        raise
-    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    return parse_spec(doc, base_dir=Path(path).resolve().parent, digest=digest)
+        text = read_text(path)
+        doc = load_yaml_text(text, str(path))
+    except InputError as exc:  # from yamlio: the same message and place, as a spec error
+        raise SpecError(exc.message, exc.location) from None
+    # The digest of the bytes just read (UTF-8 decoding round-trips exactly): reading the file a
+    # second time could see another version of it, or nothing at all from a pipe.
+    return parse_spec(doc, base_dir=Path(path).resolve().parent, digest=spec_digest(text))
 
 
 def spec_digest(text: str) -> str:

@@ -82,12 +82,23 @@ def _number(text: str) -> float:
     return value
 
 
+def _finite(value: int | float, what: str) -> float:
+    """A YAML number as a finite float; an int beyond float range or NaN/inf is refused, not a crash."""
+    try:
+        number = float(value)
+    except OverflowError:
+        raise UnitError(f"{what} is out of range: a number of {abs(int(value)).bit_length()} bits") from None
+    if not math.isfinite(number):
+        raise UnitError(f"{what} must be a finite number, got {value!r}")
+    return number
+
+
 def _prepare(value: object, what: str, example: str) -> str:
     if isinstance(value, bool):
         raise UnitError(f"expected {what} such as {example!r}, got a boolean")
     if isinstance(value, (int, float)):
         # Put the number where the example has its number: "$55.04/h" -> "$3/h", "40 kW" -> "3 kW".
-        suggestion = re.sub(r"[0-9][0-9.,]*", _plain(value), example, count=1)
+        suggestion = re.sub(r"[0-9][0-9.,]*", _plain(_finite(value, what)), example, count=1)
         raise UnitError(f"{what} needs a unit: did you mean \"{suggestion}\"?")
     if not isinstance(value, str):
         raise UnitError(f"expected {what} such as {example!r}, got {type(value).__name__}")
@@ -100,7 +111,8 @@ def _prepare(value: object, what: str, example: str) -> str:
 
 
 def _plain(value: float) -> str:
-    return f"{value:g}"
+    # 15 significant digits: 2000000 stays "2000000" (":g" would write "2e+06" in a hint).
+    return f"{value:.15g}"
 
 
 def _split(text: str, what: str, example: str) -> tuple[float, str]:
@@ -194,9 +206,8 @@ def parse_count(value: object) -> float:
     if isinstance(value, bool):
         raise UnitError("expected a count such as 70B or 1024, got a boolean")
     if isinstance(value, (int, float)):
-        if not math.isfinite(value):
-            raise UnitError(f"a count must be finite, got {value!r}")
-        return _check_non_negative(float(value), repr(value), "a count")
+        number = _finite(value, "a count")
+        return _check_non_negative(number, f"{number:g}", "a count")
     text = _prepare(value, "a count", "70B")
     num, unit = _split(text, "a count", "70B")
     unit = unit.removesuffix(" tokens").removesuffix(" params").strip()
@@ -225,7 +236,7 @@ def parse_money(value: object) -> float:
     m = _MONEY.fullmatch(text)
     if not m or not (m.group("pre") or m.group("post")):
         if m:
-            raise UnitError(f"{text!r} needs a currency: write \"${text}\" (US dollars)")
+            raise UnitError(f"{text!r} needs a currency: write {'$' + text!r} (US dollars)")
         raise UnitError(f"cannot read {text!r} as money; write it like '$2.5M' or '12500 USD'")
     amount = _number(m.group("num")) * _MONEY_SCALE[m.group("scale")]
     return _check_non_negative(amount, text, "an amount of money")
@@ -350,13 +361,16 @@ def parse_fraction(value: object) -> float:
     if isinstance(value, bool):
         raise UnitError("expected a fraction such as 0.8 or '80%', got a boolean")
     if isinstance(value, (int, float)):
-        frac = float(value)
+        frac = _finite(value, "a fraction")
     elif isinstance(value, str) and value.strip().endswith("%"):
         frac = _split(_prepare(value, "a fraction", "80%")[:-1].strip() + " ", "a fraction", "80%")[0] / 100.0
     else:
-        raise UnitError(f"expected a fraction such as 0.8 or '80%', got {value!r}")
+        shown = repr(value)
+        shown = shown if len(shown) <= _MAX_TEXT else shown[:_MAX_TEXT] + "..."
+        raise UnitError(f"expected a fraction such as 0.8 or '80%', got {shown}")
     if not math.isfinite(frac) or not 0.0 <= frac <= 1.0:
-        raise UnitError(f"a fraction must lie between 0 and 1 (0% and 100%), got {value!r}")
+        shown = repr(value) if isinstance(value, str) else f"{frac:g}"
+        raise UnitError(f"a fraction must lie between 0 and 1 (0% and 100%), got {shown}")
     return frac
 
 

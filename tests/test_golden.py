@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -37,8 +38,14 @@ FACTORY_DIFF_CASES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "diff-ib-to-roce": ({"nodes": 128, "fabric": "infiniband"}, {"nodes": 144, "fabric": "roce"}),
 }
 
+EXAMPLES_DIR = Path(__file__).parent.parent / "examples"
+# Every example is a golden case: its design file, BOM and summary live in tests/golden/example-<name>/.
+EXAMPLE_CASES: dict[str, Path] = {f"example-{p.stem}": p for p in sorted(EXAMPLES_DIR.glob("*.yaml"))}
+# A real diff: the quickstart as solved, against the quickstart held to InfiniBand.
+EXAMPLE_DIFF_CASE = "diff-quickstart-infiniband"
+
 _FOLDERS = {p.name for p in GOLDEN_DIR.iterdir() if p.is_dir()} if GOLDEN_DIR.is_dir() else set()
-CASES = sorted(_FOLDERS | set(FACTORY_CASES) | set(FACTORY_DIFF_CASES))
+CASES = sorted(_FOLDERS | set(FACTORY_CASES) | set(FACTORY_DIFF_CASES) | set(EXAMPLE_CASES) | {EXAMPLE_DIFF_CASE})
 
 
 def _check_design_outputs(design: Design, folder: Path, golden: Any) -> None:
@@ -47,9 +54,11 @@ def _check_design_outputs(design: Design, folder: Path, golden: Any) -> None:
     golden.check(folder / "summary.txt", render_summary(design, "table"))
 
 
-def _plan(spec_path: Path) -> Design:
-    """Run the real pipeline, or skip while it does not exist yet."""
+def _plan(spec_path: Path, **constraints: Any) -> Design:
+    """Run the real pipeline (with some constraints replaced), or skip while it does not exist yet."""
     spec = load_spec(spec_path)  # the spec must validate even while planning is skipped
+    if constraints:
+        spec = replace(spec, constraints=replace(spec.constraints, **constraints))
     missing = [m for m in ("designer.planner", "designer.catalog") if importlib.util.find_spec(m) is None]
     if missing:
         pytest.skip(f"{' and '.join(missing)} not available yet: cannot plan {spec_path.parent.name}")
@@ -74,7 +83,20 @@ def test_factory_diff_inputs(golden: Any, make_design: Callable[..., Design]) ->
 @pytest.mark.parametrize("case", CASES)
 def test_golden(case: str, golden: Any, make_design: Callable[..., Design]) -> None:
     folder = GOLDEN_DIR / case
-    if (folder / "spec.yaml").exists():
+    if case in EXAMPLE_CASES:
+        design = _plan(EXAMPLE_CASES[case])
+        _check_design_outputs(design, folder, golden)
+        assert dump_design(load_design(folder / "design.yaml")) == (folder / "design.yaml").read_text(encoding="utf-8")
+    elif case == EXAMPLE_DIFF_CASE:
+        old = _plan(EXAMPLES_DIR / "quickstart.yaml")
+        new = _plan(EXAMPLES_DIR / "quickstart.yaml", fabrics=("infiniband",))
+        golden.check(folder / "old.yaml", dump_design(old))
+        golden.check(folder / "new.yaml", dump_design(new))
+        diff = diff_designs(old, new)
+        assert not diff.is_empty
+        golden.check(folder / "diff.md", render_diff(diff, "markdown"))
+        golden.check(folder / "diff.txt", render_diff(diff, "table"))
+    elif (folder / "spec.yaml").exists():
         _check_design_outputs(_plan(folder / "spec.yaml"), folder, golden)
     elif case in FACTORY_DIFF_CASES or (folder / "old.yaml").exists():
         diff = diff_designs(load_design(folder / "old.yaml"), load_design(folder / "new.yaml"))

@@ -27,9 +27,10 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Iterable, Mapping
 
-from designer import perf
+from designer import perf, topology
+from designer.perf import flops as perf_flops
 from designer.catalog_types import Catalog, Facility
-from designer.errors import CatalogError, InfeasibleError, TopologyError
+from designer.errors import CatalogError, InfeasibleError, PerfError, TopologyError
 from designer.optimize import pricing
 from designer.optimize.candidates import Candidate
 from designer.optimize.evaluate import Evaluation, Evaluator, gpu_count_grid, job_for, plan_constraints
@@ -63,12 +64,44 @@ def thresholds_of(spec: Spec) -> Thresholds:
                       MappingProxyType({w.name: w.deadline_s or spec.horizon_s for w in spec.workloads}))
 
 
-def _ideal_view(gpus_per_node: int, gpu) -> perf.NetworkView:
-    # An upper bound on any fabric: 1 PB/s per GPU, no latency, no taper.
-    return perf.NetworkView(gpus_per_node=gpus_per_node, inter_Bps_per_gpu=1e15, efficiency=1.0,
+def _ideal_view(catalog: Catalog, cand: Candidate) -> tuple[tuple, perf.NetworkView]:
+    """An ideal network for this GPU (1 PB/s per GPU, no latency, no taper), and a cache key."""
+    gpu = catalog.gpus[cand.gpu]
+    view = perf.NetworkView(gpus_per_node=cand.gpus_per_node, inter_Bps_per_gpu=1e15, efficiency=1.0,
                             host_latency_s=0.0, switch_latency_s=0.0, hops=1, oversubscription=1.0,
                             bisection_Bps_per_gpu=1e15, in_network_reduction=True, scaleup_Bps=gpu.scaleup_Bps,
                             fabric="ideal")
+    return (gpu.name, cand.gpus_per_node, "ideal"), view
+
+
+def _best_view(catalog: Catalog, cand: Candidate) -> tuple[tuple, perf.NetworkView]:
+    """The best network any topology of this candidate's kind can give its GPUs, and a cache key.
+
+    Same NIC rate per GPU and the same fabric profile (efficiency, host latency, in-network
+    reduction) as the candidate, but one switch hop, no taper, full bisection and no rail-only
+    detour: every real topology of that kind is at most as good, and the performance model never
+    predicts a faster step on a worse network (more bandwidth, less latency, fewer hops and less
+    taper never slow a step; a tested property).
+    """
+    gpu = catalog.gpus[cand.gpu]
+    if cand.deployment is Deployment.CLOUD:
+        inst = catalog.clouds[cand.server]
+        per_gpu = inst.network_Bps / inst.gpus
+        profile = catalog.fabrics[inst.network.value]
+        switch_latency = 0.0
+    else:
+        server = catalog.servers[cand.server]
+        rate = cand.link_rate_Bps or catalog.nics[server.nic].rate_Bps
+        per_gpu = rate * server.nics / server.gpus
+        profile = catalog.fabrics[cand.fabric]
+        switch_latency = min(sw.latency_s for sw in catalog.switches.values())
+    key = (gpu.name, cand.gpus_per_node, round(per_gpu), profile.name)
+    view = perf.NetworkView(gpus_per_node=cand.gpus_per_node, inter_Bps_per_gpu=per_gpu,
+                            efficiency=profile.efficiency, host_latency_s=profile.host_latency_s,
+                            switch_latency_s=switch_latency, hops=1, oversubscription=1.0,
+                            in_network_reduction=profile.in_network_reduction, scaleup_Bps=gpu.scaleup_Bps,
+                            fabric=f"best {profile.name}")
+    return key, view
 
 
 class Workspace:
@@ -94,6 +127,8 @@ class Workspace:
             maintenance_fraction_per_year=facility.maintenance_fraction_per_year,
         )
         self.solves = 0
+        self._cost_cache: dict[tuple[str, int], float] = {}
+        self._ideal_est: dict[tuple, perf.StepEstimate | None] = {}  # estimates do not depend on thresholds
 
     # ---------------------------------------------------------------- sizes and bounds
 
@@ -117,21 +152,33 @@ class Workspace:
             return (w.gpus,) if w.gpus <= max_nodes * cand.gpus_per_node else ()
         return gpu_count_grid(cand.gpus_per_node, max_nodes)
 
-    def ideal_gpus(self, w, cand: Candidate, th: Thresholds) -> int | None:
-        """Smallest grid GPU count meeting ``th`` for ``w`` on an ideal network with this GPU; None if none."""
+    def ideal_gpus(self, w, cand: Candidate, th: Thresholds, *, best: bool = True) -> int | None:
+        """Smallest grid GPU count meeting ``th`` for ``w`` on the best network of the candidate's
+        kind (:func:`_best_view`), or with ``best=False`` on an ideal network (:func:`_ideal_view`,
+        cheaper: shared by every candidate with this GPU); no real topology qualifies with fewer.
+        None if none."""
         gpu = self.catalog.gpus[cand.gpu]
-        key = (w.name, f"{cand.gpu}/{cand.gpus_per_node}", th.min_utilization, th.deadlines_s[w.name])
+        view_key, view = (_best_view if best else _ideal_view)(self.catalog, cand)
+        key = (w.name, view_key, cand.deployment.value, th.min_utilization, th.deadlines_s[w.name])
         if key not in self._ideal:
-            view = _ideal_view(cand.gpus_per_node, gpu)
             cluster = perf.Cluster(gpu=gpu, network=view)
             found = None
             limit = CLOUD_MAX_INSTANCES if cand.deployment is Deployment.CLOUD else 100_000
             if self.spec.constraints.max_nodes is not None:
                 limit = min(limit, self.spec.constraints.max_nodes)
+            floor = self._flops_floor(w, gpu, th)
             for g in self._grid(w, cand, limit):
-                try:
-                    est = perf.search_plans(self.jobs[w.name], cluster, g, plan_constraints(w.parallelism))
-                except Exception:  # noqa: BLE001 - a size with no plan simply does not qualify
+                if g < floor:
+                    continue
+                est_key = (w.name, view_key, g)
+                if est_key not in self._ideal_est:
+                    try:
+                        self._ideal_est[est_key] = perf.search_plans(self.jobs[w.name], cluster, g,
+                                                                     plan_constraints(w.parallelism))
+                    except PerfError:  # a size with no plan simply does not qualify
+                        self._ideal_est[est_key] = None
+                est = self._ideal_est[est_key]
+                if est is None:
                     continue
                 if est.time_to_train_s <= th.deadlines_s[w.name] and est.utilization >= th.min_utilization:
                     found = g
@@ -139,38 +186,58 @@ class Workspace:
             self._ideal[key] = found
         return self._ideal[key]
 
-    def lower_bound(self, key: str, th: Thresholds, *, gpus: int | None = None) -> float:
+    def _flops_floor(self, w, gpu, th: Thresholds) -> float:
+        """GPUs below which no network can meet the deadline: the model FLOPs at the GPU's peak
+        (MFU <= 1) over the deadline. Saves evaluating sizes that cannot qualify."""
+        job = self.jobs[w.name]
+        flops = perf_flops.model_flops(job.model, job.tokens / job.model.seq_len)
+        peak = max(gpu.bf16_flops, gpu.fp8_flops or 0.0)
+        return flops / (peak * th.deadlines_s[w.name])
+
+    def cloud_floor(self, w: str, th: Thresholds, keys: Iterable[str] | None = None) -> float:
+        """The least a workload can cost in the cloud (prepared instances among ``keys``; inf if none)."""
+        best = math.inf
+        allowed = None if keys is None else set(keys)
+        for key, system in self.systems.items():
+            if not isinstance(system, CloudSystem) or (allowed is not None and key not in allowed):
+                continue
+            gpn = system.candidate.gpus_per_node
+            for e in self.evaluations.get((w, system.key), ()):
+                if e.estimate is not None and e.utilization >= th.min_utilization and e.time_s <= th.deadlines_s[w]:
+                    best = min(best, e.gpus / gpn * e.time_s * system.usd_per_node_s)
+        return best
+
+    def lower_bound(self, key: str, th: Thresholds, *, sizes: Mapping[str, int] | None = None,
+                    keys: Iterable[str] | None = None, best: bool = True) -> float:
         """A lower bound on the total cost of any design that builds on-prem candidate ``key``.
 
-        At least one workload runs on it, on at least its ideal-network GPU count; the design
-        pays at least for those servers (with installation, maintenance and power over the
-        horizon), their NIC links and the leaves those links need.
+        Some non-empty set S of workloads runs on it; each needs at least its ideal-network GPU
+        count (or ``sizes``), so the system has at least the largest of those nodes, and pays for
+        those servers (with installation, maintenance and power over the horizon) and the leaves
+        their NIC ports need. Every workload outside S costs at least its cheapest cloud option.
+        The best S for the bound takes, for some k, the k workloads needing the fewest nodes.
         """
         cand = self.by_key[key]
-        if gpus is None:
-            sizes = [self.ideal_gpus(w, cand, th) for w in self.spec.workloads]
-            sizes = [s for s in sizes if s is not None]
-            if not sizes:
-                return math.inf
-            gpus = min(sizes)
-        nodes = math.ceil(gpus / cand.gpus_per_node)
-        if self.fixed_nodes is not None:
-            nodes = self.fixed_nodes
-        server = self.catalog.servers[cand.server]
-        switch = self.catalog.switches[cand.switch]
-        e = self.economics
-        years = e.horizon_s / SECONDS_PER_YEAR
-        keep = 1.0 + e.installation_fraction + e.maintenance_fraction_per_year * years
-        energy = e.pue * e.electricity_usd_per_j * e.horizon_s
-        ports = switch.ports_at(self.catalog.nics[server.nic].rate_Bps) or 1
-        leaves = math.ceil(server.nics * nodes / ports)
-        return nodes * (server.price_usd * keep + server.power_w * energy) + leaves * switch.price_usd * keep
+        if sizes is None:
+            sizes = {w.name: self.ideal_gpus(w, cand, th, best=best) for w in self.spec.workloads}
+        need = sorted((math.ceil(g / cand.gpus_per_node), w) for w, g in sizes.items() if g is not None)
+        if not need:
+            return math.inf
+        floors = {w.name: self.cloud_floor(w.name, th, keys) for w in self.spec.workloads}
+        inside = {w for _, w in need}
+        best = math.inf
+        for k, (nodes, _) in enumerate(need):
+            rest = sum(floors[w] for w in floors if w not in inside) + sum(floors[w] for _, w in need[k + 1:])
+            if self.fixed_nodes is not None:
+                nodes = self.fixed_nodes
+            best = min(best, self.program_cost(key, nodes) + rest)
+        return best
 
     # ---------------------------------------------------------------- evaluation
 
     def prepare(self, key: str, th: Thresholds, *, down_to_gpus: int | None = None) -> bool:
         """Price candidate ``key`` and evaluate every workload on it; False if it is unusable."""
-        if key in self.skipped:
+        if self.system(key) is None:
             return False
         cand = self.by_key[key]
         max_nodes = self.max_nodes(cand)
@@ -182,13 +249,6 @@ class Workspace:
             if down_to_gpus is not None:
                 start = min(start or down_to_gpus, down_to_gpus)
             self._scan(w, cand, max_nodes, th, start)
-        if key not in self.systems:
-            try:
-                self.systems[key] = self._system(cand, th)
-            except (CatalogError, TopologyError) as exc:
-                # A fabric the catalog cannot cable (no fitting transceiver) is not a candidate.
-                self.skipped[key] = str(exc)
-                return False
         return True
 
     def _scan(self, w, cand: Candidate, max_nodes: int, th: Thresholds, start: int | None) -> None:
@@ -227,21 +287,63 @@ class Workspace:
         self.evaluations[pair] = tuple(sorted(known.values(), key=lambda e: e.gpus))
         self._scanned[pair] = min(start, done if done is not None else start)
 
-    def _system(self, cand: Candidate, th: Thresholds) -> OnPremSystem | CloudSystem:
+    def _system(self, cand: Candidate) -> OnPremSystem | CloudSystem:
+        """Price a candidate. Link prices are taken at the size the spec's workloads need on an
+        ideal network (cable runs, hence media, grow with the floor), so they are fixed before
+        any evaluation and the bounds and the program use the same prices."""
         if cand.deployment is Deployment.CLOUD:
             inst = self.catalog.clouds[cand.server]
             return CloudSystem(cand, pricing.instance_usd_per_s(inst, self.spec.constraints.pricing))
         shape = pricing.fabric_shape(cand, self.catalog, self.facility)
-        ref = 1
-        for w in self.spec.workloads:
-            ok = [e.gpus for e in self.evaluations.get((w.name, cand.key), ())
-                  if e.estimate and e.time_s <= th.deadlines_s[w.name]]
-            if ok:
-                ref = max(ref, math.ceil(min(ok) / cand.gpus_per_node))
-        costs = pricing.unit_costs(cand, self.catalog, self.facility, ref)
+        th = thresholds_of(self.spec)
+        sizes = [self.ideal_gpus(w, cand, th, best=False) for w in self.spec.workloads]
+        ref = max([math.ceil(g / cand.gpus_per_node) for g in sizes if g is not None] or [1])
+        costs = pricing.unit_costs(cand, self.catalog, self.facility, min(ref, shape.max_nodes))
         if self.fixed_nodes is not None:
             shape = replace(shape, max_nodes=min(shape.max_nodes, self.fixed_nodes))
         return OnPremSystem(cand, shape, costs)
+
+    def system(self, key: str) -> OnPremSystem | CloudSystem | None:
+        """The priced system of a candidate (None when the catalog cannot build it)."""
+        if key in self.skipped:
+            return None
+        if key not in self.systems:
+            try:
+                self.systems[key] = self._system(self.by_key[key])
+            except (CatalogError, TopologyError) as exc:
+                # A fabric the catalog cannot cable (no fitting transceiver) is not a candidate.
+                self.skipped[key] = str(exc)
+                return None
+        return self.systems[key]
+
+    def program_cost(self, key: str, nodes: int) -> float:
+        """Total cost over the horizon of ``nodes`` nodes of on-prem candidate ``key`` as the
+        program prices them (its unit costs, the topology's switch and link counts, its racks).
+
+        Non-decreasing in ``nodes`` (every count of the topology's rules is), so its value at a
+        lower bound on the node count is a lower bound on the program's cost.
+        """
+        cache_key = (key, nodes)
+        if cache_key in self._cost_cache:
+            return self._cost_cache[cache_key]
+        system = self.system(key)
+        if system is None or not isinstance(system, OnPremSystem):
+            return math.inf
+        nodes = min(max(nodes, 1), system.shape.max_nodes)
+        s = topology.summarize(pricing.fabric_request(system.candidate, self.catalog, nodes, self.facility))
+        uc, rails, e = system.costs, system.shape.rails, self.economics
+        switches = s.leaves + s.spines + s.cores
+        racks = math.ceil(nodes / uc.servers_per_rack + switches * uc.switch_ru / uc.rack_units - 1e-9)
+        sx = s.spine_core_links if s.tiers == 3 else 0
+        equipment = (uc.node_usd * nodes + uc.node_link_usd * rails * nodes + uc.switch_usd * switches
+                     + uc.leaf_spine_link_usd * s.leaf_spine_links + uc.spine_core_link_usd * sx + uc.rack_usd * racks)
+        power = (uc.node_w * nodes + uc.node_link_w * rails * nodes + uc.switch_w * switches
+                 + uc.leaf_spine_link_w * s.leaf_spine_links + uc.spine_core_link_w * sx)
+        years = e.horizon_s / SECONDS_PER_YEAR
+        total = (equipment * (1 + e.installation_fraction + e.maintenance_fraction_per_year * years)
+                 + power * e.pue * e.electricity_usd_per_j * e.horizon_s)
+        self._cost_cache[cache_key] = total
+        return total
 
     # ---------------------------------------------------------------- the program
 
@@ -277,18 +379,14 @@ class Workspace:
         return Limits(capex_usd=self.spec.budget.capex_usd, total_usd=self.spec.budget.total_usd,
                       power_w=c.max_power_w, racks=c.max_racks, nodes=c.max_nodes)
 
-    def _refined_bound(self, key: str, th: Thresholds) -> float:
-        """:meth:`lower_bound` at the smallest GPU count that qualifies on the candidate's own network."""
-        cand = self.by_key[key]
-        sizes = []
+    def _refined_bound(self, key: str, th: Thresholds, keys: Iterable[str] | None = None) -> float:
+        """:meth:`lower_bound` at the smallest GPU counts that qualify on the candidate's own network."""
+        sizes = {}
         for w in self.spec.workloads:
             ok = [e.gpus for e in self.evaluations.get((w.name, key), ())
                   if e.estimate is not None and e.utilization >= th.min_utilization and e.time_s <= th.deadlines_s[w.name]]
-            if ok:
-                sizes.append(min(ok))
-        if not sizes:
-            return math.inf
-        return self.lower_bound(key, th, gpus=min(sizes))
+            sizes[w.name] = min(ok) if ok else None
+        return self.lower_bound(key, th, sizes=sizes, keys=keys)
 
     def solve(self, th: Thresholds, *, keys: Iterable[str] | None = None, limits: Limits | None = None,
               objective: str | None = None, solver: str = "highs", time_limit_s: float | None = None,
@@ -310,7 +408,9 @@ class Workspace:
         cloud = [k for k in keys if self.by_key[k].deployment is Deployment.CLOUD]
         onprem = [k for k in keys if self.by_key[k].deployment is Deployment.ON_PREM]
         active = [k for k in cloud if self.prepare(k, th)]
-        bounds = {k: self.lower_bound(k, th) for k in onprem}
+        # Two levels of bound: an ideal network first (shared by all candidates with one GPU type),
+        # then the best network of the candidate's own kind for those that survive the first.
+        bounds = {k: self.lower_bound(k, th, keys=cloud, best=False) for k in onprem}
         pending = sorted((k for k in onprem if bounds[k] < math.inf), key=lambda k: (bounds[k], k))
         best: Solution | None = None
         best_total = cutoff if (prunable and cutoff is not None) else math.inf
@@ -322,7 +422,9 @@ class Workspace:
                     pending = []
                     break
                 pending.pop(0)
-                if self.prepare(k, th) and (not prunable or self._refined_bound(k, th) < best_total):
+                if prunable and self.lower_bound(k, th, keys=cloud) >= best_total:
+                    continue
+                if self.prepare(k, th) and (not prunable or self._refined_bound(k, th, cloud) < best_total):
                     batch.append(k)
             if batch or (best is None and not pending):
                 active.extend(batch)

@@ -35,6 +35,7 @@ class Candidate:
     topology: str
     switch: str | None
     oversubscription: float
+    link_rate_Bps: float = 0.0  # rate the NICs run at when below their native rate (0: native)
 
     @property
     def key(self) -> str:
@@ -43,6 +44,8 @@ class Candidate:
         if self.switch:
             parts.append(self.switch)
         parts.append(f"os{self.oversubscription:g}")
+        if self.link_rate_Bps:
+            parts.append(f"{self.link_rate_Bps * 8 / 1e9:g}g")
         return "__".join(parts)
 
 
@@ -97,10 +100,14 @@ def enumerate_candidates(spec: Spec, catalog: Catalog) -> tuple[tuple[Candidate,
                         continue
                     if switch.protocol is not proto:
                         continue
-                    if switch.ports_at(nic.rate_Bps) == 0:
+                    # The fastest rate both ends run: the NIC's own, or a lower one it supports
+                    # (a 400G NIC on a 100GbE switch runs at 100G).
+                    rate = next((r for r in nic.rates() if switch.ports_at(r) > 0), None)
+                    if rate is None:
                         rejected.append(Rejection(f"{server.name} with {switch.name}",
-                                                  f"the switch cannot run the NIC rate"))
+                                                  "the switch cannot run any rate of the NIC"))
                         continue
+                    link = 0.0 if rate == nic.rate_Bps else rate
                     for topology in c.topologies:
                         if not _allowed(topology, pin.topology):
                             continue
@@ -108,7 +115,7 @@ def enumerate_candidates(spec: Spec, catalog: Catalog) -> tuple[tuple[Candidate,
                             if topology in ("single_switch", "rail_only") and ratio != 1.0:
                                 continue
                             out.append(Candidate(Deployment.ON_PREM, server.name, server.gpu, server.gpus,
-                                                 fabric, topology, switch.name, float(ratio)))
+                                                 fabric, topology, switch.name, float(ratio), link))
 
     if Deployment.CLOUD in deployments and pin.switch is None and pin.topology in (None, "cloud"):
         for inst in sorted(catalog.clouds.values(), key=lambda s: s.name):

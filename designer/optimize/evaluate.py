@@ -101,6 +101,10 @@ def network_view(candidate: Candidate, catalog: Catalog, facility: Facility, nod
         gpu = catalog.gpus[catalog.servers[candidate.server].gpu]
     hops_any = summary.hops_max
     hops_rail = summary.hops_same_rail_su if summary.hops_same_rail_su is not None else hops_any
+    # A rail-aligned ring over servers of several SUs crosses the spine (or core) between SUs, and
+    # every ring step waits for its slowest link: the same-rail hop count is then the cross-SU one.
+    if summary.hops_cross_su is not None:
+        hops_rail = max(hops_rail, summary.hops_cross_su)
     gpus = max(summary.gpus, 1)
     return perf.NetworkView(
         gpus_per_node=candidate.gpus_per_node,

@@ -59,8 +59,11 @@ from designer.units import SECONDS_PER_YEAR
 
 SOLVERS = ("highs", "cbc")
 SCALE_USD = 1e6  # the objective is in millions of dollars: keeps coefficients near 1
-TIE_USD = 1e-3  # $0.001 per rank step: far below any real price difference
-REL_GAP = 1e-7
+# Ties between designs of equal cost (two topologies that build the same single switch) go to the
+# candidate earlier in sorted key order: each rank step costs $1, far below any real price
+# difference yet above the solver's optimality tolerance (REL_GAP of a $1M design is $0.001).
+TIE_USD = 1.0
+REL_GAP = 1e-9
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ __all__ = [
 ]
 
 import math
+from dataclasses import replace
 
 from designer import topology
 from designer.bom import BomLine, sort_lines
@@ -42,6 +43,8 @@ def fabric_request(candidate: Candidate, catalog: Catalog, nodes: int, facility:
     """
     server = catalog.servers[candidate.server]
     nic = catalog.nics[server.nic]
+    if candidate.link_rate_Bps:
+        nic = replace(nic, rate_Bps=candidate.link_rate_Bps)
     switch = catalog.switches[candidate.switch]
     return topology.request_for(server, nic, switch, candidate.topology, nodes, candidate.oversubscription,
                                 rack_power_w=facility.rack_power_w, rack_units=facility.rack_units,

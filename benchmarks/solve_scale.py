@@ -1,0 +1,59 @@
+"""Solve time against problem size: workloads, candidates and cluster scale.
+
+Prints one line per spec: workloads, candidates, evaluations, solves, seconds, and the design.
+Run: ``python benchmarks/solve_scale.py`` (add ``--quick`` to skip the largest spec).
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+from specs_large import large_spec  # noqa: E402
+
+from designer import inputs  # noqa: E402
+from designer.optimize import build, explain  # noqa: E402
+from designer.optimize.candidates import enumerate_candidates  # noqa: E402
+from designer.planner import _assemble  # noqa: E402
+
+
+def run(path: pathlib.Path) -> str:
+    spec, catalog = inputs.load_inputs(path)
+    start = time.perf_counter()
+    candidates, _ = enumerate_candidates(spec, catalog)
+    ws = build.Workspace(spec, catalog, inputs.facility_for(spec, catalog), candidates)
+    th = build.thresholds_of(spec)
+    sol = ws.solve(th)
+    main = time.perf_counter() - start
+    alts = explain.alternatives(ws, th, sol, solver="highs", time_limit_s=None)
+    status = explain.constraint_status(ws, th, sol, solver="highs", time_limit_s=None)
+    design = _assemble(ws, sol, alts, status, ())
+    total = time.perf_counter() - start
+    s = design.system
+    return (f"{len(spec.workloads):>3} workloads {len(candidates):>4} candidates {ws.evaluator.calls:>6} evaluations "
+            f"{ws.solves:>3} solves  optimum {main:6.1f} s  with explanations {total:6.1f} s  -> {s.deployment} "
+            f"{s.nodes} x {s.server} {s.fabric} {s.topology}, ${design.cost.total_usd / 1e6:,.1f}M")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="skip the 10-workload spec")
+    args = parser.parse_args()
+    root = pathlib.Path(__file__).resolve().parent.parent
+    for example in sorted((root / "examples").glob("*.yaml")):
+        print(f"{example.name:<24}", run(example), flush=True)
+    sizes = (1, 3) if args.quick else (1, 3, 10)
+    for workloads in sizes:
+        path = pathlib.Path(tempfile.mkdtemp()) / "large.yaml"
+        path.write_text(large_spec(workloads))
+        print(f"{'large-' + str(workloads):<24}", run(path), flush=True)
+
+
+if __name__ == "__main__":
+    main()
