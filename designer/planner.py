@@ -118,7 +118,13 @@ def _assemble(ws: Workspace, sol: Solution, alternatives, constraints, warnings:
         racks = summary.server_racks + summary.switch_racks
     else:
         deployment = "cloud"
-        main = sorted(cloud_kinds, key=lambda c: c.key)[0]
+        # The instance type that runs the most GPUs names the system (then key order).
+        gpus_on = {c.key: 0 for c in cloud_kinds}
+        for w in spec.workloads:
+            key, option = sol.assignment[w.name]
+            if key in gpus_on:
+                gpus_on[key] = max(gpus_on[key], option.gpus)
+        main = sorted(cloud_kinds, key=lambda c: (-gpus_on[c.key], c.key))[0]
         gpu = catalog.clouds[main.server].gpu
         peak = max(r.gpus for r in results)
         nodes, gpus = math.ceil(peak / main.gpus_per_node), peak

@@ -218,6 +218,8 @@ Count = Annotated[float, _unit(units.parse_count)]
 Fraction = Annotated[float, _unit(units.parse_fraction)]
 PosInt = Annotated[int, BeforeValidator(_int_count), Field(ge=1, strict=True)]
 NonNegInt = Annotated[int, BeforeValidator(_int_count), Field(ge=0, strict=True)]
+
+
 def _one_line(value: str) -> str:
     # Names end up in tables, design files and one-line error messages: no line breaks or controls.
     if any(ord(ch) < 32 or 127 <= ord(ch) < 160 for ch in value):

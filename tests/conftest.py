@@ -13,6 +13,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable
 
+import hypothesis_profiles  # ci (fixed seed), dev, long: chosen by HYPOTHESIS_PROFILE
 import pytest
 
 from designer import atomic, bom
@@ -32,6 +33,9 @@ GOLDEN_DIR = Path(__file__).parent / "golden"
 
 # ---------------------------------------------------------------- golden files
 
+
+
+hypothesis_profiles.load()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true", default=False,

@@ -5,7 +5,7 @@
   generated cases per run, always the same ones.
 * ``dev`` (the default): Hypothesis's defaults (100 examples, a random seed, the local database).
 * ``long``: 14,300 examples per test, 100,100 fuzz cases in all; run it as
-  ``HYPOTHESIS_PROFILE=long pytest tests/fuzz`` (about an hour here; see docs/reliability.md).
+  ``HYPOTHESIS_PROFILE=long pytest tests/fuzz`` (about 30 minutes on 2 cores; docs/reliability.md).
 
 Tests that set ``max_examples`` themselves (the slower property tests) keep their count in every
 profile. Deadlines are off: timings on shared CI machines vary too much to mean anything, and the

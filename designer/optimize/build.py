@@ -45,6 +45,7 @@ CLOUD_MAX_INSTANCES = 2048
 # Stop scanning larger sizes once the deadline is met and utilization has fallen this far below
 # the target on three sizes in a row: utilization falls as a job spreads.
 _UTIL_STOP = 0.85
+_MIN_TIME_OPTIONS = 6  # largest qualifying sizes kept per workload and system for min_time
 _BATCH = 40  # on-prem candidates added to the program per round
 # Objectives whose optimum can be bounded by a lower bound on total cost.
 _PRUNABLE = ("min_total_cost",)
@@ -145,7 +146,23 @@ class Workspace:
             limit = min(limit, self.spec.constraints.max_nodes)
         if self.fixed_nodes is not None:
             limit = min(limit, self.fixed_nodes)
+        budgets = [b for b in (self.spec.budget.capex_usd, self.spec.budget.total_usd) if b is not None]
+        if budgets and cand.deployment is Deployment.ON_PREM and self.spec.objective.value == "min_time":
+            # No design can buy more servers than the budget pays for.
+            limit = min(limit, int(min(budgets) // self.catalog.servers[cand.server].price_usd))
         return max(limit, 0)
+
+    def time_bound(self, key: str, th: Thresholds) -> float:
+        """A lower bound on the longest time to train of any design that builds ``key``: some
+        workload runs on it, at best at the GPUs' peak (MFU <= 1) on every GPU it may have."""
+        cand = self.by_key[key]
+        gpu = self.catalog.gpus[cand.gpu]
+        gpus = self.max_nodes(cand) * cand.gpus_per_node
+        if gpus < 1:
+            return math.inf
+        peak = max(gpu.bf16_flops, gpu.fp8_flops or 0.0)
+        return min(perf_flops.model_flops(j.model, j.tokens / j.model.seq_len) / (peak * gpus)
+                   for j in self.jobs.values())
 
     def _grid(self, w, cand: Candidate, max_nodes: int) -> tuple[int, ...]:
         if w.gpus is not None:
@@ -225,13 +242,28 @@ class Workspace:
             return math.inf
         floors = {w.name: self.cloud_floor(w.name, th, keys) for w in self.spec.workloads}
         inside = {w for _, w in need}
-        best = math.inf
+        # The first level (ideal network) prices only servers and leaves: cheap, no catalog optics.
+        cost = self.program_cost if best else self._server_cost
+        bound = math.inf
         for k, (nodes, _) in enumerate(need):
             rest = sum(floors[w] for w in floors if w not in inside) + sum(floors[w] for _, w in need[k + 1:])
             if self.fixed_nodes is not None:
                 nodes = self.fixed_nodes
-            best = min(best, self.program_cost(key, nodes) + rest)
-        return best
+            bound = min(bound, cost(key, nodes) + rest)
+        return bound
+
+    def _server_cost(self, key: str, nodes: int) -> float:
+        """Servers (kept over the horizon and powered) and the leaves their NIC ports need: a part
+        of :meth:`program_cost` that needs no cabling."""
+        cand = self.by_key[key]
+        server = self.catalog.servers[cand.server]
+        switch = self.catalog.switches[cand.switch]
+        e = self.economics
+        keep = 1.0 + e.installation_fraction + e.maintenance_fraction_per_year * e.horizon_s / SECONDS_PER_YEAR
+        ports = switch.ports_at(cand.link_rate_Bps or self.catalog.nics[server.nic].rate_Bps) or 1
+        leaves = math.ceil(server.nics * nodes / ports)
+        return (nodes * (server.price_usd * keep + server.power_w * e.pue * e.electricity_usd_per_j * e.horizon_s)
+                + leaves * switch.price_usd * keep)
 
     # ---------------------------------------------------------------- evaluation
 
@@ -263,6 +295,18 @@ class Workspace:
             return
         known = {e.gpus: e for e in self.evaluations.get(pair, ())}
         deadline = th.deadlines_s[w.name]
+        if self.spec.objective.value == "min_time":
+            # The fastest designs use the largest sizes: evaluate from the top down until a few
+            # qualify, and the smallest qualifying size for packing several workloads.
+            found = 0
+            for g in reversed([g for g in grid if g >= start]):
+                e = known.get(g) or self.evaluator.evaluate(w, self.jobs[w.name], cand, g)
+                known[g] = e
+                if e.estimate is not None and e.time_s <= deadline and e.utilization >= th.min_utilization:
+                    found += 1
+                    if found >= _MIN_TIME_OPTIONS:
+                        break
+            grid = [g for g in grid if g < (min(known) if known else start) or g == start]
         below = 0
         first_ok = 0
         for g in grid:
@@ -278,9 +322,9 @@ class Workspace:
                     break
             else:
                 below = 0
-            if self.spec.objective.value != "min_time" and e.time_s <= deadline and e.utilization >= th.min_utilization:
-                # A larger size costs more nodes; it can help only min_time, or several workloads
-                # sharing the cluster when it needs less GPU-time: then scan a little further.
+            if e.time_s <= deadline and e.utilization >= th.min_utilization:
+                # A larger size costs more nodes; it can help only min_time (scanned above), or
+                # several workloads sharing the cluster when it needs less GPU-time.
                 first_ok = first_ok or g
                 if len(self.spec.workloads) == 1 or g >= 1.5 * first_ok:
                     break
@@ -410,15 +454,20 @@ class Workspace:
         active = [k for k in cloud if self.prepare(k, th)]
         # Two levels of bound: an ideal network first (shared by all candidates with one GPU type),
         # then the best network of the candidate's own kind for those that survive the first.
-        bounds = {k: self.lower_bound(k, th, keys=cloud, best=False) for k in onprem}
+        timed = objective == "min_time"
+        if timed:
+            return self._solve_by_system(th, active, onprem, limits, solver, time_limit_s)
+        else:
+            bounds = {k: self.lower_bound(k, th, keys=cloud, best=False) for k in onprem}
         pending = sorted((k for k in onprem if bounds[k] < math.inf), key=lambda k: (bounds[k], k))
         best: Solution | None = None
         best_total = cutoff if (prunable and cutoff is not None) else math.inf
+        best_time = math.inf
         while True:
             batch = []
-            while pending and (len(batch) < _BATCH or not prunable):
+            while pending and (len(batch) < _BATCH or not (prunable or timed)):
                 k = pending[0]
-                if prunable and bounds[k] >= best_total:
+                if (prunable and bounds[k] >= best_total) or (timed and bounds[k] > best_time * (1 + 1e-9)):
                     pending = []
                     break
                 pending.pop(0)
@@ -442,10 +491,43 @@ class Workspace:
                         raise InfeasibleError("no design cheaper than the cutoff")
                     continue
                 best, best_total = sol, total
+                best_time = sol.max_time_s * 86400.0 if timed else math.inf
             if not pending:
                 if best is None:
                     raise InfeasibleError("no design over the candidates meets the constraints")
                 return best
+
+
+    def _solve_by_system(self, th: Thresholds, cloud: list[str], onprem: list[str], limits: Limits | None,
+                         solver: str, time_limit_s: float | None) -> Solution:
+        """min_time, one on-prem system at a time (with every cloud instance), best kept.
+
+        Exact, because a design builds at most one on-prem system; and much faster than one
+        program over all systems, whose makespan relaxation is weak. Systems are taken in order of
+        the fastest they could possibly be (:meth:`time_bound`) and dropped once that bound cannot
+        beat the best longest-time found.
+        """
+        bounds = {k: self.time_bound(k, th) for k in onprem}
+        order = sorted((k for k in onprem if bounds[k] < math.inf), key=lambda k: (bounds[k], k))
+        best: Solution | None = None
+        best_key = (math.inf, math.inf)
+        for group in [[], *([k] for k in order)]:
+            if group and bounds[group[0]] > best_key[0] * (1 + 1e-9):
+                break
+            if group and not self.prepare(group[0], th):
+                continue
+            try:
+                self.solves += 1
+                sol = solve_problem(self.problem([*cloud, *group], th, limits=limits, objective="min_time"),
+                                    solver=solver, time_limit_s=time_limit_s)
+            except InfeasibleError:
+                continue
+            rank = (sol.max_time_s * 86400.0, sol.capex_usd + sol.opex_usd + sol.cloud_usd)
+            if rank[0] < best_key[0] * (1 - 1e-9) or (rank[0] <= best_key[0] * (1 + 1e-9) and rank[1] < best_key[1]):
+                best, best_key = sol, rank
+        if best is None:
+            raise InfeasibleError("no design over the candidates meets the constraints")
+        return best
 
 
 def _pareto(options: list[Option], keep_time: bool) -> tuple[Option, ...]:

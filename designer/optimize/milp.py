@@ -64,6 +64,7 @@ SCALE_USD = 1e6  # the objective is in millions of dollars: keeps coefficients n
 # difference yet above the solver's optimality tolerance (REL_GAP of a $1M design is $0.001).
 TIE_USD = 1.0
 REL_GAP = 1e-9
+MIN_TIME_GAP = 1e-4
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,12 +335,12 @@ def _quiet_highs() -> None:
         os.close(null)
 
 
-def _solver(name: str, time_limit_s: float | None):
+def _solver(name: str, time_limit_s: float | None, gap: float = REL_GAP):
     if name == "highs":
         _quiet_highs()
-        solver = pulp.HiGHS(msg=False, timeLimit=time_limit_s, gapRel=REL_GAP, threads=1, random_seed=0)
+        solver = pulp.HiGHS(msg=False, timeLimit=time_limit_s, gapRel=gap, threads=1, random_seed=0)
     elif name == "cbc":
-        solver = pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit_s, gapRel=REL_GAP, threads=1)
+        solver = pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit_s, gapRel=gap, threads=1)
     else:
         raise SolverError(f"unknown solver {name!r}; choose one of {', '.join(SOLVERS)}")
     if not solver.available():
@@ -355,10 +356,10 @@ def _value(v) -> float:
     return 0.0 if val is None else float(val)
 
 
-def _run(b: _Builder, objective, solver: str, time_limit_s: float | None) -> str:
+def _run(b: _Builder, objective, solver: str, time_limit_s: float | None, gap: float = REL_GAP) -> str:
     b.m.setObjective(objective)
     try:
-        b.m.solve(_solver(solver, time_limit_s))
+        b.m.solve(_solver(solver, time_limit_s, gap))
     except pulp.PulpSolverError as exc:
         raise SolverError(f"solver {solver} failed: {exc}") from None
     status = pulp.LpStatus[b.m.status]
@@ -399,9 +400,11 @@ def solve_problem(problem: Problem, *, solver: str = "highs", time_limit_s: floa
             terms = [b.option_of[(ww, key, idx)].time_s / 86400.0 * var
                      for (ww, key, idx), var in b.x.items() if ww == w]
             b.m += tmax >= pulp.lpSum(terms), f"longest__{_name(w)}"
-        _run(b, tmax + 1e-9 * total / SCALE_USD, solver, time_limit_s)
+        # Phase 1: the longest time to train alone, to 0.01% (a makespan objective has many
+        # equal optima; proving the last digits costs far more than they are worth).
+        _run(b, tmax, solver, time_limit_s, gap=MIN_TIME_GAP)
         max_time = _value(tmax)
-        b.m += tmax <= max_time * (1 + 1e-6) + 1e-9, "time_fixed"
+        b.m += tmax <= max_time * (1 + MIN_TIME_GAP) + 1e-9, "time_fixed"
         objective = (total + b.tie_break()) / SCALE_USD
     elif problem.objective == "min_cost_per_token":
         objective = (_usage_cost(b, problem) + cloud + b.tie_break()) / SCALE_USD
@@ -413,7 +416,9 @@ def solve_problem(problem: Problem, *, solver: str = "highs", time_limit_s: floa
         objective = pulp.lpSum(b.racks.values()) + (total + b.tie_break()) / SCALE_USD * 1e-9
     else:
         objective = (total + b.tie_break()) / SCALE_USD
-    status = _run(b, objective, solver, time_limit_s)
+    # min_time's second phase (cost at the best time) is solved to 1e-6: with many systems in the
+    # program, proving the cost to the last dollar costs more than it is worth.
+    status = _run(b, objective, solver, time_limit_s, gap=1e-6 if problem.objective == "min_time" else REL_GAP)
     gap = 0.0 if status == "optimal" else _gap(b)
     return _extract(b, problem, status, gap, solver, max_time)
 

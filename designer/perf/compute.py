@@ -18,7 +18,7 @@ second forward (full) or a second attention core (selective).
 
 from __future__ import annotations
 
-__all__ = ["LayerTimes", "gemm_rate", "layer_times", "logit_times", "optimizer_step_s"]
+__all__ = ["LayerTimes", "peak_rate", "gemm_rate", "layer_times", "logit_times", "optimizer_step_s"]
 
 import math
 from dataclasses import dataclass
@@ -39,6 +39,18 @@ class LayerTimes:
     recompute_s: float  # extra forward work in the backward pass
     gemm_fwd_s: float  # GEMM part of the forward: the window tensor-parallel overlap can use
     attn_fwd_s: float  # attention core forward: the window context-parallel exchanges can use
+
+
+def peak_rate(gpu: Gpu, precision: Precision) -> float:
+    """Dense datasheet peak FLOP/s of the training precision: the denominator of MFU.
+
+    FP8 jobs on a GPU with FP8 tensor cores use the FP8 peak; BF16 and FP16 (and FP8 asked of a
+    GPU without FP8, which the plan checks reject) use the 16-bit peak, which is the same for
+    BF16 and FP16 on every GPU in the catalogs (NVIDIA and AMD datasheets).
+    """
+    if precision is Precision.FP8 and gpu.fp8_flops:
+        return gpu.fp8_flops
+    return gpu.bf16_flops
 
 
 def gemm_rate(gpu: Gpu, precision: Precision) -> float:

@@ -3,8 +3,12 @@
 Candidates: tp a power of two up to the node size, cp only for long sequences (at least 4,096
 tokens per rank), pp any divisor of the remaining GPUs up to the layer count, ep a common
 divisor of dp and the expert count, micro-batches of 1-8 sequences, interleaving that divides
-the layers evenly. ZeRO stages are tried in order 1, 2, 3 and the first that fits is kept:
-higher stages add communication and never run faster in this model, they only save memory.
+the layers evenly. ZeRO stages are tried in order 1, 2, 3. Stages 1 and 2 run equally fast
+in this model (stage 2 only saves memory), so the first of them that fits is timed; stage 3 is
+timed as well when it fits and kept if faster: it gathers weights every micro-batch, but
+reduces gradients layer by layer, which hides better behind the backward pass than the
+bucketed reduction of stages 1-2 when there are few micro-batches or the model fills few
+buckets.
 """
 
 from __future__ import annotations
@@ -38,6 +42,23 @@ def _pow2_upto(limit: int) -> list[int]:
         out.append(x)
         x *= 2
     return out
+
+
+def _timing_class(zero: int) -> int:
+    """ZeRO stages with the same step time (1 and 2 differ only in memory)."""
+    return 1 if zero in (1, 2) else zero
+
+
+def _zero3_floor_s(shallow: StepEstimate) -> float:
+    """A lower bound on the step time of the ZeRO-3 twin of a ZeRO 0-2 plan.
+
+    The two differ only in their data-parallel terms: ZeRO-3 adds per-micro-batch gathers
+    (never negative) and at best removes the once-per-step exposed reduction, which is at most
+    the whole data-parallel time ``dp_comm_s``; the checkpoint stall scales with the rest.
+    """
+    b = shallow.breakdown
+    rest = shallow.step_time_s - b.checkpoint_s
+    return (rest - b.dp_comm_s) * shallow.step_time_s / rest
 
 
 def candidate_plans(job: Job, cluster: Cluster, gpus: int,
@@ -115,7 +136,10 @@ def search_plans(job: Job, cluster: Cluster, gpus: int,
     usable = usable_hbm_bytes(cluster.gpu)
     gpu = cluster.gpu
     reasons: Counter[str] = Counter()
-    cache: dict[tuple[int, int, int, bool], tuple] = {}
+    # Layer times depend on tp, cp, the micro-batch, sequence parallelism and (through the
+    # expert weights each GPU streams) ep; the key must hold all of them, or plans that differ
+    # only in ep are timed with the first one's layers.
+    cache: dict[tuple[int, int, int, bool, int], tuple] = {}
     best: StepEstimate | None = None
     moe_model = job.model.moe is not None
     for group in candidate_plans(job, cluster, gpus, fixed):
@@ -124,7 +148,7 @@ def search_plans(job: Job, cluster: Cluster, gpus: int,
         if reason is not None:
             reasons[reason] += 1
             continue
-        key = (head.tp, head.cp, head.microbatch, head.sequence_parallel)
+        key = (head.tp, head.cp, head.microbatch, head.sequence_parallel, head.ep)
         if key not in cache:
             dense = layer_times(job, head, gpu, False)
             moe = layer_times(job, head, gpu, True) if moe_model else None
@@ -140,18 +164,23 @@ def search_plans(job: Job, cluster: Cluster, gpus: int,
             bound = micro * (math.ceil(job.model.layers / head.pp) * layer + logits)
             if bound >= best.step_time_s:
                 continue
-        fitted = None
+        timed: set[int] = set()
+        shallow: StepEstimate | None = None  # the group's ZeRO 0-2 estimate
         for plan in group:
             need = memory_per_gpu(job, plan, micro).total
-            if need <= usable:
-                fitted = plan
-                break
-        if fitted is None:
+            if need > usable or _timing_class(plan.zero) in timed:
+                continue
+            timed.add(_timing_class(plan.zero))
+            if plan.zero == 3 and shallow is not None and best is not None \
+                    and _zero3_floor_s(shallow) >= best.step_time_s:
+                continue
+            est = evaluate(job, plan, cluster, links, dense, moe)
+            if plan.zero < 3:
+                shallow = est
+            if best is None or est.step_time_s < best.step_time_s:
+                best = est
+        if not timed:
             reasons[f"needs {need / 1e9:.0f} GB or more per GPU, {usable / 1e9:.0f} GB usable"] += 1
-            continue
-        est = evaluate(job, fitted, cluster, links, dense, moe)
-        if best is None or est.step_time_s < best.step_time_s:
-            best = est
     if best is None:
         common = "; ".join(f"{r} ({n} plans)" for r, n in reasons.most_common(3))
         raise PerfError(f"no parallelism plan for {job.model.name} fits on {gpus} GPUs: "

@@ -18,6 +18,12 @@ Model:
 
 ``step = compute + bubble + exposed communication + optimizer + checkpoint`` exactly, and
 utilization = compute / step.
+
+Throughput figures all derive from the step time and the plan-independent model FLOPs of a
+step, ``F = model_flops_per_token x global_batch x seq_len`` (:mod:`designer.perf.flops`):
+``tflops_per_gpu = F / (step x gpus) / 1e12``, ``mfu = F / (step x gpus x peak)`` with
+``peak`` the dense peak of the training precision (:func:`~designer.perf.compute.peak_rate`),
+``tokens_per_s = global_batch x seq_len / step`` and ``time_to_train = tokens / tokens_per_s``.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from designer import units
 from designer.errors import PerfError
 from designer.perf import constants as K
 from designer.perf import network as netm
-from designer.perf.compute import LayerTimes, layer_times, logit_times, optimizer_step_s
+from designer.perf.compute import LayerTimes, layer_times, logit_times, optimizer_step_s, peak_rate
 from designer.perf.flops import model_flops_per_token
 from designer.perf.memory import MemoryBreakdown, memory_per_gpu, stage_params, usable_hbm_bytes
 from designer.perf.types import Cluster, Job, Plan, Precision, Recompute
@@ -56,7 +62,12 @@ class Breakdown:
 
 @dataclass(frozen=True, slots=True)
 class StepEstimate:
-    """Predicted performance of one plan. ``tflops_per_gpu`` is model TFLOP/s (10^12 FLOP/s)."""
+    """Predicted performance of one plan. ``tflops_per_gpu`` is model TFLOP/s (10^12 FLOP/s).
+
+    ``peak_flops`` is the dense peak FLOP/s of the training precision on the GPU the plan ran
+    on (:func:`~designer.perf.compute.peak_rate`), so ``mfu == tflops_per_gpu * 1e12 /
+    peak_flops``: an MFU only reads against the GPU it was computed for.
+    """
 
     plan: Plan
     gpus: int
@@ -70,6 +81,7 @@ class StepEstimate:
     memory_bytes_per_gpu: float
     memory: MemoryBreakdown
     breakdown: Breakdown
+    peak_flops: float
 
     @property
     def time_to_train_days(self) -> float:
@@ -373,7 +385,7 @@ def evaluate(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
     compute = micro * compute_mb
     tokens_step = job.global_batch * m.seq_len
     flops_step = model_flops_per_token(m) * tokens_step
-    peak = gpu.fp8_flops if (job.precision is Precision.FP8 and gpu.fp8_flops) else gpu.bf16_flops
+    peak = peak_rate(gpu, job.precision)
     tokens_per_s = tokens_step / step
     memory = memory_per_gpu(job, plan, micro)
     breakdown = Breakdown(
@@ -401,4 +413,5 @@ def evaluate(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
         memory_bytes_per_gpu=memory.total,
         memory=memory,
         breakdown=breakdown,
+        peak_flops=peak,
     )

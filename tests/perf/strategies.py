@@ -1,0 +1,94 @@
+"""Hypothesis strategies for the performance-model tests: random models, jobs and valid plans."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from hypothesis import strategies as st
+
+from designer.perf import Cluster, Job, MoE, ModelArch, Overlap, Plan, Precision, Recompute, check_plan
+
+from .factories import A100, H100, HDR, NDR
+
+__all__ = ["BIG_A100", "BIG_H100", "Case", "cases", "divisors", "jobs", "models"]
+
+# The throughput identities do not depend on memory: GPUs with unlimited HBM let every
+# structurally valid plan run, so the strategies need not search for plans that fit.
+_UNLIMITED = 1e18
+BIG_H100 = replace(H100, hbm_bytes=_UNLIMITED)
+BIG_A100 = replace(A100, hbm_bytes=_UNLIMITED)
+
+
+@dataclass(frozen=True)
+class Case:
+    job: Job
+    plan: Plan
+    cluster: Cluster
+
+
+def divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+@st.composite
+def models(draw, tp: int, cp: int, moe_ok: bool = True) -> ModelArch:
+    """A decoder whose shape tensor parallelism ``tp`` and context parallelism ``cp`` can split."""
+    head_dim = draw(st.sampled_from([64, 128]))
+    heads = tp * draw(st.sampled_from([1, 2, 4, 8]))
+    kv_heads = draw(st.sampled_from([d for d in divisors(heads) if d % tp == 0 or tp % d == 0]))
+    hidden = heads * head_dim
+    ffn = tp * 64 * draw(st.integers(min_value=1, max_value=4 * hidden // 64))
+    # seq_len / cp must stay a multiple of tp (sequence parallelism splits the local tokens).
+    seq_len = cp * tp * draw(st.sampled_from([64, 128, 256, 512, 1024, 2048, 4096]))
+    layers = draw(st.integers(min_value=1, max_value=64))
+    moe = None
+    if moe_ok and draw(st.booleans()):
+        experts = draw(st.sampled_from([2, 4, 8, 16]))
+        moe = MoE(experts=experts, top_k=draw(st.integers(min_value=1, max_value=min(2, experts))),
+                  shared_experts=draw(st.integers(min_value=0, max_value=1)),
+                  expert_ffn=draw(st.none() | st.just(tp * 64 * draw(st.integers(1, 16)))),
+                  dense_layers=draw(st.integers(min_value=0, max_value=min(1, layers))))
+    return ModelArch("random", layers, hidden, heads, kv_heads, ffn,
+                     vocab=draw(st.integers(min_value=1000, max_value=160_000)), seq_len=seq_len,
+                     moe=moe, gated_mlp=draw(st.booleans()))
+
+
+@st.composite
+def jobs(draw, model: ModelArch, batch: int, fp8_ok: bool) -> Job:
+    precisions = [Precision.BF16, Precision.FP16] + ([Precision.FP8] if fp8_ok else [])
+    ckpt = draw(st.booleans())
+    return Job(model, global_batch=batch, tokens=draw(st.floats(min_value=1e9, max_value=2e13)),
+               precision=draw(st.sampled_from(precisions)),
+               recompute=draw(st.sampled_from(list(Recompute))),
+               # 1 TB/s per node writes even a 1T-parameter checkpoint in 14 s: never refused
+               checkpoint_interval_s=3600.0 if ckpt else None,
+               checkpoint_write_Bps_per_node=1e12 if ckpt else None,
+               fused_attention=draw(st.booleans()),
+               overlap=Overlap(*(draw(st.booleans()) for _ in range(5))),
+               fp32_grads=draw(st.booleans()), dropout=draw(st.booleans()))
+
+
+@st.composite
+def cases(draw, moe_ok: bool = True) -> Case:
+    """A job, a structurally valid plan for it and a cluster (GPUs with unlimited memory)."""
+    tp = draw(st.sampled_from([1, 2, 4, 8]))
+    cp = draw(st.sampled_from([1, 2, 4, 8]))
+    model = draw(models(tp, cp, moe_ok))
+    pp = draw(st.sampled_from([p for p in (1, 2, 4, 8) if p <= model.layers]))
+    v = draw(st.sampled_from([x for x in (1, 2, 3) if pp > 1 and pp * x <= model.layers] or [1]))
+    dp = draw(st.integers(min_value=1, max_value=64))
+    mb = draw(st.sampled_from([1, 2, 4]))
+    micro = draw(st.integers(min_value=1, max_value=8)) * (pp if v > 1 else 1)
+    ep = 1
+    if model.moe is not None:
+        ep = draw(st.sampled_from(divisors(math.gcd(dp, model.moe.experts))))
+    plan = Plan(tp=tp, pp=pp, dp=dp, ep=ep, cp=cp, microbatch=mb, virtual_stages=v,
+                zero=draw(st.integers(min_value=0, max_value=3)),
+                sequence_parallel=draw(st.booleans()))
+    gpu, net = draw(st.sampled_from([(BIG_H100, NDR), (BIG_A100, HDR)]))
+    net = replace(net, gpus_per_node=draw(st.sampled_from([4, 8])))
+    job = draw(jobs(model, dp * mb * micro, fp8_ok=gpu.fp8_flops is not None))
+    cluster = Cluster(gpu, net)
+    assert check_plan(job, plan, cluster) is None, check_plan(job, plan, cluster)
+    return Case(job, plan, cluster)
