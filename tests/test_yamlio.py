@@ -200,19 +200,15 @@ def test_a_100_mb_file_is_refused_without_reading_it(tmp_path):
     path = tmp_path / "huge.yaml"
     with path.open("wb") as out:
         out.truncate(100 * 2**20)  # sparse: 100 MB by size, nothing on disk
-    start = time.perf_counter()
     with pytest.raises(InputError, match="104,857,600 bytes; the limit is 10,485,760"):
         yamlio.load_yaml(path)
-    assert time.perf_counter() - start < FAST_S
 
 
 @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
 def test_an_endless_stream_is_read_only_up_to_the_limit():
     # /dev/zero reports size 0; reading it whole would never end.
-    start = time.perf_counter()
     with pytest.raises(InputError, match="larger than the limit"):
         yamlio.load_yaml("/dev/zero")
-    assert time.perf_counter() - start < FAST_S
 
 
 # --- resource bounds -------------------------------------------------------------------------------
@@ -259,7 +255,7 @@ def test_alias_bomb_is_refused_fast_and_small(loader, tmp_path):
     got = load_in_child(path, loader)
     assert re.search(r"bomb.yaml:\d+:\d+: document expands to more than 200,000 values \(alias bomb",
                      got["message"])
-    assert got["s"] < FAST_S and got["rss"] < PEAK_RSS_BYTES
+    # Seconds and peak memory are figures, not assertions: benchmarks/input_bounds.py prints them.
 
 
 def test_a_file_of_millions_of_values_is_refused_at_the_limit(tmp_path):
@@ -271,9 +267,7 @@ def test_a_file_of_millions_of_values_is_refused_at_the_limit(tmp_path):
     got = load_in_child(path, loader)
     assert got["message"].endswith("many.yaml:200000:3: document expands to more than 200,000 values "
                                    "(far too large); refusing to load it")
-    fast = loader is getattr(yaml, "CSafeLoader", None)
-    assert got["s"] < (FAST_S if fast else 15.0)  # the pure-Python scanner is ~7x slower
-    assert got["rss"] < PEAK_RSS_BYTES
+    # Seconds and peak memory are figures, not assertions: benchmarks/input_bounds.py prints them.
 
 
 @pytest.mark.parametrize("depth, ok", [(64, True), (65, False), (10_000, False)])
@@ -285,17 +279,13 @@ def test_nesting_limit(depth, ok, loader):
             data = data[0]
         assert data == []
     else:
-        start = time.perf_counter()
         exc = refused(text, "nesting|malformed")  # libyaml stops at its own depth first (1,000)
         assert exc.location.line == 1
-        assert time.perf_counter() - start < FAST_S
 
 
 def test_long_strings_load():
     text = "a: '" + "x" * 5_000_000 + "'\n"
-    start = time.perf_counter()
     assert len(yamlio.load_yaml_text(text, "f").data["a"]) == 5_000_000
-    assert time.perf_counter() - start < FAST_S * (1 if yamlio._Loader is not yaml.SafeLoader else 10)
 
 
 def test_messages_quoting_the_input_stay_short():
