@@ -13,31 +13,12 @@ from typer.testing import CliRunner
 
 from designer import design as design_mod, planner
 from designer.cli import app
+from tiny_spec import TINY
 from designer.errors import SolverTimeoutError
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNNER = CliRunner()
 
-# A small spec that solves in about a second: Llama 3 8B, 20B tokens, a few on-prem nodes on one
-# InfiniBand switch.
-TINY = """\
-version: 1
-name: tiny
-horizon: 1 years
-budget: {total: $2M}
-workloads:
-  - name: small
-    model: {preset: llama3-8b}
-    tokens: 20B
-    global_batch: 64
-    deadline: 30 days
-constraints:
-  min_utilization: 0.5
-  deployments: [on_prem]
-  fabrics: [infiniband]
-  topologies: [single_switch]
-  max_nodes: 4
-"""
 # The cheapest design of TINY costs about $0.25M (2025 catalog prices), so $1k cannot buy it.
 TINY_INFEASIBLE = TINY.replace("budget: {total: $2M}", "budget: {total: $1k}")
 PINNED = TINY + "system: {server: dgx-h100, nodes: 2, fabric: infiniband, topology: single_switch}\n"

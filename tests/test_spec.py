@@ -14,30 +14,14 @@ from typer.testing import CliRunner
 
 from designer import spec, units
 from designer.cli import app
+from tiny_spec import TINY
 from designer.errors import CatalogError, InputError, SpecError
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNNER = CliRunner()
-FAST_S = 2.0  # every refusal, including the 10**9-GPU asks (docs/reliability.md)
 
-# A small valid spec: Llama 3 8B on 20B tokens, on-prem InfiniBand, a few nodes.
-BASE = """\
-version: 1
-name: tiny
-horizon: 1 years
-budget: {total: $2M}
-workloads:
-  - name: small
-    model: {preset: llama3-8b}
-    tokens: 20B
-    global_batch: 64
-    deadline: 30 days
-constraints:
-  min_utilization: 0.5
-  deployments: [on_prem]
-  fabrics: [infiniband]
-  topologies: [single_switch]
-  max_nodes: 4
+# A small valid spec (tests/tiny_spec.py) with facility overrides.
+BASE = TINY + """\
 facility: {electricity: 0.08 USD/kWh, pue: 1.3, rack_power: 40 kW}
 """
 
