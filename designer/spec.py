@@ -17,7 +17,6 @@ __all__ = [
 
 import difflib
 import hashlib
-import json
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path

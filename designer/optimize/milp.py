@@ -153,10 +153,7 @@ class _Builder:
         LS = self.m.add_variable(f"ls_links__{c}", lowBound=0, cat="Integer")
         SX = self.m.add_variable(f"sx_links__{c}", lowBound=0, cat="Integer")
         Q = self.m.add_variable(f"racks__{c}", lowBound=0, cat="Integer")
-        k, d, u, R = sh.radix, sh.leaf_down, sh.leaf_up, sh.rails
-        half = k // 2
-        big_leaf = R * nmax + k  # no design needs more leaves than NIC ports
-        big_spine = big_leaf * max(u, 1)
+        k, R = sh.radix, sh.rails
         # (6)
         m += n <= nmax * y, f"size__{c}"
         m += n >= y, f"nonempty__{c}"

@@ -69,7 +69,6 @@ def _per_link(summary: topology.FabricSummary, lines: tuple[BomLine, ...]) -> di
     A transceiver serves ``ports_per_cage`` switch ports (or ``node_ports_per_cage`` NIC ports),
     so each optical link end costs a transceiver's price over that many ports.
     """
-    req = summary.request
     optical = {t.tier: t.media in (topology.MediaClass.MULTIMODE, topology.MediaClass.SINGLE_MODE)
                for t in summary.tier_links}
     links = {t.tier: t.links for t in summary.tier_links}
