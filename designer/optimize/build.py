@@ -130,6 +130,8 @@ class Workspace:
         self.solves = 0
         self._cost_cache: dict[tuple[str, int], float] = {}
         self._ideal_est: dict[tuple, perf.StepEstimate | None] = {}  # estimates do not depend on thresholds
+        self._floors: dict[tuple, float] = {}
+        self._cloud_version = 0  # cloud evaluations stored so far, to know when cached floors are stale
 
     # ---------------------------------------------------------------- sizes and bounds
 
@@ -190,8 +192,8 @@ class Workspace:
                 est_key = (w.name, view_key, g)
                 if est_key not in self._ideal_est:
                     try:
-                        self._ideal_est[est_key] = perf.search_plans(self.jobs[w.name], cluster, g,
-                                                                     plan_constraints(w.parallelism))
+                        self._ideal_est[est_key] = self.evaluator.search(w.name, self.jobs[w.name], cluster, g,
+                                                                         plan_constraints(w.parallelism))
                     except PerfError:  # a size with no plan simply does not qualify
                         self._ideal_est[est_key] = None
                 est = self._ideal_est[est_key]
@@ -213,6 +215,15 @@ class Workspace:
 
     def cloud_floor(self, w: str, th: Thresholds, keys: Iterable[str] | None = None) -> float:
         """The least a workload can cost in the cloud (prepared instances among ``keys``; inf if none)."""
+        keys = None if keys is None else tuple(keys)
+        memo = (w, th.min_utilization, th.deadlines_s[w], keys, self._cloud_version)
+        if memo not in self._floors:
+            # Bounds ask for the same floors once per candidate; they change only when a cloud
+            # system is evaluated (counted in the memo key; pricing always comes first).
+            self._floors[memo] = self._cloud_floor(w, th, keys)
+        return self._floors[memo]
+
+    def _cloud_floor(self, w: str, th: Thresholds, keys: tuple[str, ...] | None) -> float:
         best = math.inf
         allowed = None if keys is None else set(keys)
         for key, system in self.systems.items():
@@ -329,6 +340,8 @@ class Workspace:
                 if len(self.spec.workloads) == 1 or g >= 1.5 * first_ok:
                     break
         self.evaluations[pair] = tuple(sorted(known.values(), key=lambda e: e.gpus))
+        if cand.deployment is Deployment.CLOUD:
+            self._cloud_version += 1
         self._scanned[pair] = min(start, done if done is not None else start)
 
     def _system(self, cand: Candidate) -> OnPremSystem | CloudSystem:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 __all__ = ["Candidate", "Rejection", "enumerate_candidates", "ETHERNET_FABRICS", "fabric_protocol"]
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from designer.catalog_types import Catalog, Protocol
 from designer.spec import Deployment, Spec
@@ -36,17 +36,18 @@ class Candidate:
     switch: str | None
     oversubscription: float
     link_rate_Bps: float = 0.0  # rate the NICs run at when below their native rate (0: native)
+    # Stable, readable identifier (also used in MILP variable names); derived, set once.
+    key: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def key(self) -> str:
-        """Stable, readable identifier (also used in MILP variable names)."""
+    def __post_init__(self) -> None:
         parts = [self.deployment.value, self.server, self.fabric, self.topology]
         if self.switch:
             parts.append(self.switch)
         parts.append(f"os{self.oversubscription:g}")
         if self.link_rate_Bps:
             parts.append(f"{self.link_rate_Bps * 8 / 1e9:g}g")
-        return "__".join(parts)
+        # The key is read in every inner loop of the optimizer: computed once, not per access.
+        object.__setattr__(self, "key", "__".join(parts))
 
 
 @dataclass(frozen=True, slots=True)

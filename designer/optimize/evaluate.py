@@ -146,13 +146,16 @@ class Evaluator:
     """Evaluates (workload, candidate, GPU count), caching by the network the job sees.
 
     Candidates that differ only in things the job cannot see (two switches with the same latency
-    and radix class) share results.
+    and radix class) share results. The best plan of a job at a size on one network is the first
+    one the search times on the next (:func:`designer.perf.search_plans`' ``hint``): networks of
+    one GPU differ little, so it usually wins again and prunes the rest.
     """
 
     catalog: Catalog
     facility: Facility
     _views: dict = field(default_factory=dict)
     _results: dict = field(default_factory=dict)
+    _hints: dict = field(default_factory=dict)
     calls: int = 0
 
     def view(self, candidate: Candidate, nodes: int) -> perf.NetworkView | None:
@@ -163,6 +166,15 @@ class Evaluator:
             except TopologyError:
                 self._views[key] = None
         return self._views[key]
+
+    def search(self, name: str, job: perf.Job, cluster: perf.Cluster, gpus: int,
+               fixed: perf.PlanConstraints | None) -> perf.StepEstimate:
+        """:func:`designer.perf.search_plans`, started from the best plan found for the same
+        workload, GPU and size on another network."""
+        hint_key = (name, cluster.gpu.name, gpus)
+        est = perf.search_plans(job, cluster, gpus, fixed, hint=self._hints.get(hint_key))
+        self._hints[hint_key] = est.plan
+        return est
 
     def evaluate(self, w: WorkloadSpec, job: perf.Job, candidate: Candidate, gpus: int) -> Evaluation:
         """The fastest plan for ``w`` on ``gpus`` GPUs of ``candidate`` (or why none fits)."""
@@ -176,8 +188,8 @@ class Evaluator:
         if key not in self._results:
             self.calls += 1
             try:
-                est = perf.search_plans(job, perf.Cluster(gpu=gpu, network=view), gpus,
-                                        plan_constraints(w.parallelism))
+                est = self.search(w.name, job, perf.Cluster(gpu=gpu, network=view), gpus,
+                                  plan_constraints(w.parallelism))
                 self._results[key] = Evaluation(gpus, est)
             except PerfError as exc:
                 self._results[key] = Evaluation(gpus, None, str(exc))

@@ -15,15 +15,18 @@ from __future__ import annotations
 
 __all__ = ["candidate_plans", "search_plans", "feasible_gpu_counts"]
 
+import functools
 import math
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 from designer.errors import PerfError
 from designer.perf import network as netm
 from designer.perf.compute import layer_times, logit_times
 from designer.perf.memory import memory_per_gpu, usable_hbm_bytes
-from designer.perf.step import StepEstimate, _structure_reason, evaluate
+from designer.perf.step import StepEstimate, _structure_reason, evaluate, structure_reason_on
+from designer.catalog_types import Gpu
 from designer.perf.types import Cluster, Job, Plan, PlanConstraints
 
 _MIN_TOKENS_PER_CP_RANK = 4096  # context parallelism only pays off on long sequences
@@ -67,9 +70,12 @@ def candidate_plans(job: Job, cluster: Cluster, gpus: int,
 
     Structural validity is not checked here; :func:`search_plans` does it.
     """
+    return _plan_groups(job, cluster.network.gpus_per_node, gpus, fixed)
+
+
+def _plan_groups(job: Job, gpn: int, gpus: int, fixed: PlanConstraints | None) -> Iterator[tuple[Plan, ...]]:
     f = fixed or PlanConstraints()
     m = job.model
-    gpn = cluster.network.gpus_per_node
     tps = [f.tp] if f.tp else [t for t in _pow2_upto(gpn) if gpus % t == 0]
     if f.cp:
         cps = [f.cp]
@@ -114,39 +120,73 @@ def candidate_plans(job: Job, cluster: Cluster, gpus: int,
                                 yield tuple(Plan(tp, pp, dp, ep, cp, mb, v, z, sp) for z in zeros)
 
 
-def search_plans(job: Job, cluster: Cluster, gpus: int,
-                 fixed: PlanConstraints | None = None) -> StepEstimate:
-    """The fastest plan on ``gpus`` GPUs that is valid and fits in memory.
+def _compute_bound_s(job: Job, plan: Plan, dense, moe, logits_s: float) -> float:
+    """A lower bound on the step time of ``plan``: its pipeline's compute alone.
 
-    Args:
-        job: the training job.
-        cluster: GPU and network.
-        gpus: GPUs to use (all of them).
-        fixed: parts of the plan that are pinned (``None`` fields are searched).
-
-    Returns:
-        The :class:`StepEstimate` of the fastest plan (ties keep the first in search order).
-
-    Raises:
-        PerfError: no plan fits; the message lists the most common reasons.
+    :func:`designer.perf.step.evaluate` gives ``step = micro * t_mb + bubble + exposed DP +
+    optimizer + checkpoint`` with ``t_mb >= compute_mb`` (exposed communication is never
+    negative) and ``bubble = (pp - 1) / v * t_mb``; so ``step >= (micro + (pp - 1) / v) *
+    compute_mb``, with ``compute_mb`` the slowest stage's compute of one micro-batch, computed
+    exactly as the step model does.
     """
-    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1:
-        raise PerfError(f"gpus must be a positive integer, not {gpus!r}")
-    links = netm.links_for(cluster)
-    usable = usable_hbm_bytes(cluster.gpu)
-    gpu = cluster.gpu
-    reasons: Counter[str] = Counter()
+    m = job.model
+    micro = job.global_batch // (plan.dp * plan.microbatch)
+    layer = dense.fwd_s + dense.bwd_s + dense.recompute_s
+    frac = m.moe_layer_count / m.layers
+    if frac and moe is not None:
+        layer = ((1.0 - frac) * dense.fwd_s + frac * moe.fwd_s) + ((1.0 - frac) * dense.bwd_s + frac * moe.bwd_s) \
+            + ((1.0 - frac) * dense.recompute_s + frac * moe.recompute_s)
+    compute_mb = math.ceil(m.layers / plan.pp) * layer + logits_s
+    bubble = (plan.pp - 1) / plan.virtual_stages if plan.pp > 1 else 0.0
+    # Rounding: the step model sums the same terms in another order.
+    return (micro + bubble) * compute_mb * (1.0 - 1e-9)
+
+
+@dataclass(frozen=True, slots=True)
+class _Group:
+    """A structurally valid plan group, ready to time: its bound and the plans that fit."""
+
+    bound_s: float
+    index: int  # position in the enumeration: breaks ties
+    plans: tuple[Plan, ...]  # the ones to time, in order (fit in memory, one per timing class)
+    dense: object
+    moe: object
+    memory_reason: str | None  # why nothing fits, when ``plans`` is empty
+
+
+@dataclass(frozen=True, slots=True)
+class _Ranking:
+    groups: tuple[_Group, ...]  # in order of bound
+    structure: tuple[tuple[int, str], ...]  # (index, why) of the groups that cannot run
+    by_shape: dict  # plan shape (all but the ZeRO stage) -> its group
+
+
+def _shape(plan: Plan) -> tuple:
+    return (plan.tp, plan.pp, plan.dp, plan.ep, plan.cp, plan.microbatch, plan.virtual_stages,
+            plan.sequence_parallel)
+
+
+@functools.lru_cache(maxsize=2048)
+def _ranked_groups(job: Job, gpu: Gpu, gpus_per_node: int, gpus: int, fixed: PlanConstraints | None) -> _Ranking:
+    """Every plan group for ``gpus`` GPUs in order of its step-time bound, and why the others
+    cannot run.
+
+    None of this depends on the network (structure, memory and compute do not), so one plan
+    search's enumeration serves every fabric the optimizer tries at that size.
+    """
+    usable = usable_hbm_bytes(gpu)
+    reasons: list[tuple[int, str]] = []
     # Layer times depend on tp, cp, the micro-batch, sequence parallelism and (through the
     # expert weights each GPU streams) ep; the key must hold all of them, or plans that differ
     # only in ep are timed with the first one's layers.
     cache: dict[tuple[int, int, int, bool, int], tuple] = {}
-    best: StepEstimate | None = None
     moe_model = job.model.moe is not None
-    for group in candidate_plans(job, cluster, gpus, fixed):
+    out = []
+    for index, group in enumerate(_plan_groups(job, gpus_per_node, gpus, fixed)):
         head = group[0]
-        reason = _structure_reason(job, head, cluster)
+        reason = structure_reason_on(job, head, gpu)
         if reason is not None:
-            reasons[reason] += 1
+            reasons.append((index, reason))
             continue
         key = (head.tp, head.cp, head.microbatch, head.sequence_parallel, head.ep)
         if key not in cache:
@@ -156,33 +196,75 @@ def search_plans(job: Job, cluster: Cluster, gpus: int,
             cache[key] = (dense, moe, lf + lb)
         dense, moe, logits = cache[key]
         micro = job.global_batch // (head.dp * head.microbatch)
-        if best is not None:
-            # Lower bound: compute of the slowest stage, no communication, no bubble.
-            layer = dense.fwd_s + dense.bwd_s + dense.recompute_s
-            if moe is not None:
-                layer = min(layer, moe.fwd_s + moe.bwd_s + moe.recompute_s)
-            bound = micro * (math.ceil(job.model.layers / head.pp) * layer + logits)
-            if bound >= best.step_time_s:
-                continue
-        timed: set[int] = set()
-        shallow: StepEstimate | None = None  # the group's ZeRO 0-2 estimate
+        timed: list[Plan] = []
+        classes: set[int] = set()
+        need = 0.0
         for plan in group:
             need = memory_per_gpu(job, plan, micro).total
-            if need > usable or _timing_class(plan.zero) in timed:
+            if need > usable or _timing_class(plan.zero) in classes:
                 continue
-            timed.add(_timing_class(plan.zero))
+            classes.add(_timing_class(plan.zero))
+            timed.append(plan)
+        memory_reason = None if timed else f"needs {need / 1e9:.0f} GB or more per GPU, {usable / 1e9:.0f} GB usable"
+        out.append(_Group(_compute_bound_s(job, head, dense, moe, logits), index, tuple(timed), dense, moe,
+                          memory_reason))
+    out.sort(key=lambda g: (g.bound_s, g.index))
+    return _Ranking(tuple(out), tuple(reasons), {_shape(g.plans[0]): g for g in out if g.plans})
+
+
+def search_plans(job: Job, cluster: Cluster, gpus: int,
+                 fixed: PlanConstraints | None = None, *, hint: Plan | None = None) -> StepEstimate:
+    """The fastest plan on ``gpus`` GPUs that is valid and fits in memory.
+
+    Branch and bound: every structurally valid plan group gets a lower bound on its step time
+    (:func:`_compute_bound_s`, compute and bubble only, no communication); groups are timed in
+    order of that bound, and the search stops at the first group whose bound is not below the
+    fastest step found. The result is the same as timing every plan. The enumeration does not
+    depend on the network and is shared between searches (:func:`_ranked_groups`). A ``hint``
+    (the best plan of the same job on a similar network) is timed first: a fast incumbent
+    prunes more, and the answer does not change.
+
+    Args:
+        job: the training job.
+        cluster: GPU and network.
+        gpus: GPUs to use (all of them).
+        fixed: parts of the plan that are pinned (``None`` fields are searched).
+        hint: a plan to time first (ignored when it is not among the candidates).
+
+    Returns:
+        The :class:`StepEstimate` of the fastest plan (ties keep the first in the enumeration
+        order of :func:`candidate_plans`).
+
+    Raises:
+        PerfError: no plan fits; the message lists the most common reasons.
+    """
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1:
+        raise PerfError(f"gpus must be a positive integer, not {gpus!r}")
+    ranking = _ranked_groups(job, cluster.gpu, cluster.network.gpus_per_node, gpus, fixed)
+    links = netm.links_for(cluster)
+    best: StepEstimate | None = None
+    best_index = -1
+    first = ranking.by_shape.get(_shape(hint)) if hint is not None else None
+    for g in ((first,) if first else ()) + ranking.groups:
+        if best is not None and g.bound_s >= best.step_time_s:
+            break  # every later group is bounded no lower: none can be strictly faster
+        if g is first and best is not None:
+            continue  # timed first already
+        shallow: StepEstimate | None = None  # the group's ZeRO 0-2 estimate
+        for plan in g.plans:
             if plan.zero == 3 and shallow is not None and best is not None \
                     and _zero3_floor_s(shallow) >= best.step_time_s:
                 continue
-            est = evaluate(job, plan, cluster, links, dense, moe)
+            est = evaluate(job, plan, cluster, links, g.dense, g.moe)
             if plan.zero < 3:
                 shallow = est
-            if best is None or est.step_time_s < best.step_time_s:
-                best = est
-        if not timed:
-            reasons[f"needs {need / 1e9:.0f} GB or more per GPU, {usable / 1e9:.0f} GB usable"] += 1
+            if best is None or est.step_time_s < best.step_time_s \
+                    or (est.step_time_s == best.step_time_s and g.index < best_index):
+                best, best_index = est, g.index
     if best is None:
-        common = "; ".join(f"{r} ({n} plans)" for r, n in reasons.most_common(3))
+        reasons = sorted([*ranking.structure, *((g.index, g.memory_reason) for g in ranking.groups if g.memory_reason)])
+        counts = Counter(r for _, r in reasons)
+        common = "; ".join(f"{r} ({n} plans)" for r, n in counts.most_common(3))
         raise PerfError(f"no parallelism plan for {job.model.name} fits on {gpus} GPUs: "
                         f"{common or 'no candidate plan'}")
     return best

@@ -34,6 +34,7 @@ import math
 from dataclasses import dataclass
 
 from designer import units
+from designer.catalog_types import Gpu
 from designer.errors import PerfError
 from designer.perf import constants as K
 from designer.perf import network as netm
@@ -131,6 +132,12 @@ class StepEstimate:
 
 def _structure_reason(job: Job, plan: Plan, cluster: Cluster) -> str | None:
     """Why a plan cannot run at all (ignoring memory), or None."""
+    return structure_reason_on(job, plan, cluster.gpu)
+
+
+def structure_reason_on(job: Job, plan: Plan, gpu: Gpu) -> str | None:
+    """Why a plan cannot run at all on ``gpu`` (ignoring memory), or None: divisibility of heads,
+    widths, layers, batch and experts, and FP8 support. The network plays no part."""
     m = job.model
     for name in ("tp", "pp", "dp", "ep", "cp", "microbatch", "virtual_stages"):
         value = getattr(plan, name)
@@ -165,8 +172,8 @@ def _structure_reason(job: Job, plan: Plan, cluster: Cluster) -> str | None:
             return f"ep={plan.ep} does not divide the {m.moe.experts} experts"
         if plan.dp % plan.ep:
             return f"ep={plan.ep} does not divide dp={plan.dp}"
-    if job.precision is Precision.FP8 and not cluster.gpu.fp8_flops:
-        return f"GPU {cluster.gpu.name} has no FP8 tensor cores"
+    if job.precision is Precision.FP8 and not gpu.fp8_flops:
+        return f"GPU {gpu.name} has no FP8 tensor cores"
     return None
 
 
