@@ -46,9 +46,10 @@ CLOUD_MAX_INSTANCES = 2048
 # the target on three sizes in a row: utilization falls as a job spreads.
 _UTIL_STOP = 0.85
 _MIN_TIME_OPTIONS = 6  # largest qualifying sizes kept per workload and system for min_time
-_BATCH = 40  # on-prem candidates added to the program per round
+_BATCH = 8  # on-prem candidates per program: small batches find an incumbent early, and it prunes
 # Objectives whose optimum can be bounded by a lower bound on total cost.
 _PRUNABLE = ("min_total_cost",)
+_SAME_OBJECTIVE = 1e-9  # objective units (millions of dollars): $0.001
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +115,7 @@ class Workspace:
         self.facility = facility
         self.candidates = tuple(candidates)
         self.by_key = {c.key: c for c in self.candidates}
+        self._ranks = MappingProxyType({k: i for i, k in enumerate(sorted(self.by_key))})
         self.evaluator = Evaluator(catalog, facility)
         self.jobs = {w.name: job_for(w) for w in spec.workloads}
         self.systems: dict[str, OnPremSystem | CloudSystem] = {}
@@ -428,7 +430,7 @@ class Workspace:
             tokens=MappingProxyType({w.name: w.tokens for w in self.spec.workloads}),
             onprem=tuple(onprem), cloud=tuple(cloud), options=MappingProxyType(options), economics=self.economics,
             limits=limits if limits is not None else self.limits(), objective=objective,
-            fixed_nodes=self.fixed_nodes,
+            fixed_nodes=self.fixed_nodes, ranks=self._ranks,
         )
 
     def limits(self) -> Limits:
@@ -465,6 +467,7 @@ class Workspace:
         cloud = [k for k in keys if self.by_key[k].deployment is Deployment.CLOUD]
         onprem = [k for k in keys if self.by_key[k].deployment is Deployment.ON_PREM]
         active = [k for k in cloud if self.prepare(k, th)]
+        cloud_ready = list(active)
         # Two levels of bound: an ideal network first (shared by all candidates with one GPU type),
         # then the best network of the candidate's own kind for those that survive the first.
         timed = objective == "min_time"
@@ -489,10 +492,14 @@ class Workspace:
                 if self.prepare(k, th) and (not prunable or self._refined_bound(k, th, cloud) < best_total):
                     batch.append(k)
             if batch or (best is None and not pending):
+                # A design builds at most one on-prem system, so the optimum is the best of the
+                # programs over (cloud + each batch): systems of earlier batches cannot beat the
+                # incumbent, which their program proved, and stay out of later (smaller) ones.
+                systems = [*active, *batch] if not prunable else [*cloud_ready, *batch]
                 active.extend(batch)
                 try:
                     self.solves += 1
-                    sol = solve_problem(self.problem(active, th, limits=limits, objective=objective),
+                    sol = solve_problem(self.problem(systems, th, limits=limits, objective=objective),
                                         solver=solver, time_limit_s=time_limit_s)
                 except InfeasibleError:
                     if not pending:
@@ -502,6 +509,12 @@ class Workspace:
                 if prunable and cutoff is not None and total >= cutoff * (1 - 1e-9):
                     if not pending:
                         raise InfeasibleError("no design cheaper than the cutoff")
+                    continue
+                # Objectives of programs over different batches compare directly (ties are
+                # priced by global rank); the first of equal ones is kept.
+                if best is not None and sol.objective >= best.objective - _SAME_OBJECTIVE:
+                    if not pending:
+                        return best
                     continue
                 best, best_total = sol, total
                 best_time = sol.max_time_s * 86400.0 if timed else math.inf

@@ -111,7 +111,7 @@ class _Builder:
     def build(self) -> None:
         p = self.p
         for rank, system in enumerate(p.onprem):
-            self._onprem(system, rank)
+            self._onprem(system, rank if p.ranks is None else p.ranks[system.key])
         for system in p.cloud:
             per_node_s = system.usd_per_node_s
             gpn = system.candidate.gpus_per_node

@@ -133,3 +133,6 @@ class Problem:
     objective: str = "min_total_cost"
     fixed_nodes: int | None = None  # system.nodes pinned: a built system has exactly this many
     meta: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    # Tie-break rank of each on-prem system (its place in the sorted list of every candidate),
+    # so that programs over different subsets of systems price ties alike; None: list order.
+    ranks: Mapping[str, int] | None = None

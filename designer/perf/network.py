@@ -24,6 +24,7 @@ from __future__ import annotations
 __all__ = ["Links", "Group", "links_for", "group_layout", "all_reduce_s", "reduce_scatter_s",
            "all_gather_s", "all_to_all_s", "p2p_group_s"]
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -97,6 +98,7 @@ class Group:
     nodes: int
 
 
+@functools.lru_cache(maxsize=4096)  # asked for a few shapes, many times, by every plan timing
 def group_layout(size: int, stride: int, gpus_per_node: int) -> Group:
     """Place a group of ``size`` ranks spaced ``stride`` ranks apart on nodes of ``gpus_per_node``.
 

@@ -25,7 +25,7 @@ from designer.errors import PerfError
 from designer.perf import network as netm
 from designer.perf.compute import layer_times, logit_times
 from designer.perf.memory import memory_per_gpu, usable_hbm_bytes
-from designer.perf.step import StepEstimate, _structure_reason, evaluate, structure_reason_on
+from designer.perf.step import StepEstimate, Timing, _structure_reason, estimate_from, step_timing, structure_reason_on
 from designer.catalog_types import Gpu
 from designer.perf.types import Cluster, Job, Plan, PlanConstraints
 
@@ -52,16 +52,15 @@ def _timing_class(zero: int) -> int:
     return 1 if zero in (1, 2) else zero
 
 
-def _zero3_floor_s(shallow: StepEstimate) -> float:
+def _zero3_floor_s(shallow: Timing) -> float:
     """A lower bound on the step time of the ZeRO-3 twin of a ZeRO 0-2 plan.
 
     The two differ only in their data-parallel terms: ZeRO-3 adds per-micro-batch gathers
     (never negative) and at best removes the once-per-step exposed reduction, which is at most
     the whole data-parallel time ``dp_comm_s``; the checkpoint stall scales with the rest.
     """
-    b = shallow.breakdown
-    rest = shallow.step_time_s - b.checkpoint_s
-    return (rest - b.dp_comm_s) * shallow.step_time_s / rest
+    rest = shallow.step_s - shallow.checkpoint_s
+    return (rest - shallow.dp_comm_s) * shallow.step_s / rest
 
 
 def candidate_plans(job: Job, cluster: Cluster, gpus: int,
@@ -142,16 +141,37 @@ def _compute_bound_s(job: Job, plan: Plan, dense, moe, logits_s: float) -> float
     return (micro + bubble) * compute_mb * (1.0 - 1e-9)
 
 
-@dataclass(frozen=True, slots=True)
 class _Group:
-    """A structurally valid plan group, ready to time: its bound and the plans that fit."""
+    """A structurally valid plan group, ready to time: its bound, and (found on first use, as
+    most groups are pruned before they are needed) the plans of it that fit in memory."""
 
-    bound_s: float
-    index: int  # position in the enumeration: breaks ties
-    plans: tuple[Plan, ...]  # the ones to time, in order (fit in memory, one per timing class)
-    dense: object
-    moe: object
-    memory_reason: str | None  # why nothing fits, when ``plans`` is empty
+    __slots__ = ("bound_s", "index", "group", "dense", "moe", "_fit")
+
+    def __init__(self, bound_s: float, index: int, group: tuple[Plan, ...], dense, moe):
+        self.bound_s = bound_s
+        self.index = index  # position in the enumeration: breaks ties
+        self.group = group
+        self.dense = dense
+        self.moe = moe
+        self._fit: tuple[tuple[Plan, ...], str | None] | None = None
+
+    def fit(self, job: Job, usable: float) -> tuple[tuple[Plan, ...], str | None]:
+        """The plans to time, in order (they fit in memory; one per timing class), and why
+        none fits when there are none."""
+        if self._fit is None:
+            micro = job.global_batch // (self.group[0].dp * self.group[0].microbatch)
+            timed: list[Plan] = []
+            classes: set[int] = set()
+            need = 0.0
+            for plan in self.group:
+                need = memory_per_gpu(job, plan, micro).total
+                if need > usable or _timing_class(plan.zero) in classes:
+                    continue
+                classes.add(_timing_class(plan.zero))
+                timed.append(plan)
+            reason = None if timed else f"needs {need / 1e9:.0f} GB or more per GPU, {usable / 1e9:.0f} GB usable"
+            self._fit = (tuple(timed), reason)
+        return self._fit
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +194,6 @@ def _ranked_groups(job: Job, gpu: Gpu, gpus_per_node: int, gpus: int, fixed: Pla
     None of this depends on the network (structure, memory and compute do not), so one plan
     search's enumeration serves every fabric the optimizer tries at that size.
     """
-    usable = usable_hbm_bytes(gpu)
     reasons: list[tuple[int, str]] = []
     # Layer times depend on tp, cp, the micro-batch, sequence parallelism and (through the
     # expert weights each GPU streams) ep; the key must hold all of them, or plans that differ
@@ -195,21 +214,9 @@ def _ranked_groups(job: Job, gpu: Gpu, gpus_per_node: int, gpus: int, fixed: Pla
             lf, lb = logit_times(job, head, gpu)
             cache[key] = (dense, moe, lf + lb)
         dense, moe, logits = cache[key]
-        micro = job.global_batch // (head.dp * head.microbatch)
-        timed: list[Plan] = []
-        classes: set[int] = set()
-        need = 0.0
-        for plan in group:
-            need = memory_per_gpu(job, plan, micro).total
-            if need > usable or _timing_class(plan.zero) in classes:
-                continue
-            classes.add(_timing_class(plan.zero))
-            timed.append(plan)
-        memory_reason = None if timed else f"needs {need / 1e9:.0f} GB or more per GPU, {usable / 1e9:.0f} GB usable"
-        out.append(_Group(_compute_bound_s(job, head, dense, moe, logits), index, tuple(timed), dense, moe,
-                          memory_reason))
+        out.append(_Group(_compute_bound_s(job, head, dense, moe, logits), index, group, dense, moe))
     out.sort(key=lambda g: (g.bound_s, g.index))
-    return _Ranking(tuple(out), tuple(reasons), {_shape(g.plans[0]): g for g in out if g.plans})
+    return _Ranking(tuple(out), tuple(reasons), {_shape(g.group[0]): g for g in out})
 
 
 def search_plans(job: Job, cluster: Cluster, gpus: int,
@@ -242,6 +249,7 @@ def search_plans(job: Job, cluster: Cluster, gpus: int,
         raise PerfError(f"gpus must be a positive integer, not {gpus!r}")
     ranking = _ranked_groups(job, cluster.gpu, cluster.network.gpus_per_node, gpus, fixed)
     links = netm.links_for(cluster)
+    usable = usable_hbm_bytes(cluster.gpu)
     best: StepEstimate | None = None
     best_index = -1
     first = ranking.by_shape.get(_shape(hint)) if hint is not None else None
@@ -249,20 +257,26 @@ def search_plans(job: Job, cluster: Cluster, gpus: int,
         if best is not None and g.bound_s >= best.step_time_s:
             break  # every later group is bounded no lower: none can be strictly faster
         if g is first and best is not None:
-            continue  # timed first already
-        shallow: StepEstimate | None = None  # the group's ZeRO 0-2 estimate
-        for plan in g.plans:
+            continue  # timed first already (or it has no plan that fits)
+        plans, _ = g.fit(job, usable)
+        if not plans:
+            continue
+        shallow: Timing | None = None  # the group's ZeRO 0-2 timing
+        for plan in plans:
             if plan.zero == 3 and shallow is not None and best is not None \
                     and _zero3_floor_s(shallow) >= best.step_time_s:
                 continue
-            est = evaluate(job, plan, cluster, links, g.dense, g.moe)
+            t = step_timing(job, plan, cluster, links, g.dense, g.moe)
             if plan.zero < 3:
-                shallow = est
-            if best is None or est.step_time_s < best.step_time_s \
-                    or (est.step_time_s == best.step_time_s and g.index < best_index):
-                best, best_index = est, g.index
+                shallow = t
+            if best is None or t.step_s < best.step_time_s \
+                    or (t.step_s == best.step_time_s and g.index < best_index):
+                # Only a new incumbent is assembled (throughput, memory, breakdown).
+                best, best_index = estimate_from(job, plan, cluster, t), g.index
     if best is None:
-        reasons = sorted([*ranking.structure, *((g.index, g.memory_reason) for g in ranking.groups if g.memory_reason)])
+        # Nothing was pruned (there was no incumbent), so every group's fit is known.
+        memory = ((g.index, g.fit(job, usable)[1]) for g in ranking.groups)
+        reasons = sorted([*ranking.structure, *((i, r) for i, r in memory if r)])
         counts = Counter(r for _, r in reasons)
         common = "; ".join(f"{r} ({n} plans)" for r, n in counts.most_common(3))
         raise PerfError(f"no parallelism plan for {job.model.name} fits on {gpus} GPUs: "

@@ -28,7 +28,8 @@ step, ``F = model_flops_per_token x global_batch x seq_len`` (:mod:`designer.per
 
 from __future__ import annotations
 
-__all__ = ["Breakdown", "StepEstimate", "estimate_step", "check_plan", "evaluate"]
+__all__ = ["Breakdown", "StepEstimate", "Timing", "estimate_step", "check_plan", "evaluate", "step_timing",
+           "estimate_from"]
 
 import math
 from dataclasses import dataclass
@@ -218,6 +219,26 @@ def estimate_step(job: Job, plan: Plan, cluster: Cluster) -> StepEstimate:
     return evaluate(job, plan, cluster, netm.links_for(cluster))
 
 
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """The step-time terms of one plan (see :func:`step_timing`); seconds."""
+
+    step_s: float
+    compute_mb_s: float  # one micro-batch's compute on the slowest stage
+    micro: int  # micro-batches per step
+    layers_stage: int
+    tp_layer_s: float
+    cp_layer_s: float
+    ep_mb_s: float
+    pp_mb_s: float
+    dp_comm_s: float
+    exposed_mb_s: float
+    dp_step_exposed_s: float
+    bubble_s: float
+    optimizer_s: float
+    checkpoint_s: float
+
+
 def evaluate(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
              dense: LayerTimes | None = None, moe: LayerTimes | None = None) -> StepEstimate:
     """The model behind :func:`estimate_step`, without validity checks (callers check first).
@@ -225,6 +246,56 @@ def evaluate(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
     ``dense`` and ``moe`` may carry precomputed layer times for (tp, cp, microbatch) to save
     work in plan searches.
     """
+    return estimate_from(job, plan, cluster, step_timing(job, plan, cluster, links, dense, moe))
+
+
+def estimate_from(job: Job, plan: Plan, cluster: Cluster, t: Timing) -> StepEstimate:
+    """The full :class:`StepEstimate` of a plan from its :class:`Timing`: throughput, MFU,
+    memory and the breakdown. Plan searches time many plans and assemble only the fastest."""
+    m = job.model
+    gpu = cluster.gpu
+    step = t.step_s
+    micro = t.micro
+    gpus = plan.gpus
+    compute = micro * t.compute_mb_s
+    tokens_step = job.global_batch * m.seq_len
+    flops_step = model_flops_per_token(m) * tokens_step
+    peak = peak_rate(gpu, job.precision)
+    tokens_per_s = tokens_step / step
+    memory = memory_per_gpu(job, plan, micro)
+    breakdown = Breakdown(
+        compute_s=compute,
+        tp_comm_s=micro * t.layers_stage * t.tp_layer_s,
+        pp_comm_s=micro * t.pp_mb_s,
+        dp_comm_s=t.dp_comm_s,
+        ep_comm_s=micro * t.ep_mb_s,
+        cp_comm_s=micro * t.layers_stage * t.cp_layer_s,
+        bubble_s=t.bubble_s,
+        exposed_comm_s=micro * t.exposed_mb_s + t.dp_step_exposed_s,
+        optimizer_s=t.optimizer_s,
+        checkpoint_s=t.checkpoint_s,
+    )
+    return StepEstimate(
+        plan=plan,
+        gpus=gpus,
+        microbatches=micro,
+        step_time_s=step,
+        utilization=compute / step,
+        mfu=flops_step / (step * gpus * peak),
+        tflops_per_gpu=flops_step / step / gpus / 1e12,
+        tokens_per_s=tokens_per_s,
+        time_to_train_s=job.tokens / tokens_per_s,
+        memory_bytes_per_gpu=memory.total,
+        memory=memory,
+        breakdown=breakdown,
+        peak_flops=peak,
+    )
+
+
+def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
+                dense: LayerTimes | None = None, moe: LayerTimes | None = None) -> Timing:
+    """Step time of ``plan`` and its terms: the arithmetic of :func:`estimate_step` (module
+    docstring), without validity checks, throughput or memory."""
     m = job.model
     gpu = cluster.gpu
     gpn = links.gpus_per_node
@@ -387,38 +458,5 @@ def evaluate(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
             )
         checkpoint = step_wo_ckpt * write_s / (job.checkpoint_interval_s - write_s)
     step = step_wo_ckpt + checkpoint
-
-    gpus = plan.gpus
-    compute = micro * compute_mb
-    tokens_step = job.global_batch * m.seq_len
-    flops_step = model_flops_per_token(m) * tokens_step
-    peak = peak_rate(gpu, job.precision)
-    tokens_per_s = tokens_step / step
-    memory = memory_per_gpu(job, plan, micro)
-    breakdown = Breakdown(
-        compute_s=compute,
-        tp_comm_s=micro * layers_stage * tp_layer,
-        pp_comm_s=micro * pp_mb,
-        dp_comm_s=dp_comm,
-        ep_comm_s=micro * ep_mb,
-        cp_comm_s=micro * layers_stage * cp_layer,
-        bubble_s=bubble,
-        exposed_comm_s=micro * exposed_mb + dp_step_exposed,
-        optimizer_s=optimizer,
-        checkpoint_s=checkpoint,
-    )
-    return StepEstimate(
-        plan=plan,
-        gpus=gpus,
-        microbatches=micro,
-        step_time_s=step,
-        utilization=compute / step,
-        mfu=flops_step / (step * gpus * peak),
-        tflops_per_gpu=flops_step / step / gpus / 1e12,
-        tokens_per_s=tokens_per_s,
-        time_to_train_s=job.tokens / tokens_per_s,
-        memory_bytes_per_gpu=memory.total,
-        memory=memory,
-        breakdown=breakdown,
-        peak_flops=peak,
-    )
+    return Timing(step, compute_mb, micro, layers_stage, tp_layer, cp_layer, ep_mb, pp_mb, dp_comm, exposed_mb,
+                  dp_step_exposed, bubble, optimizer, checkpoint)

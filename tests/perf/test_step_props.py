@@ -286,6 +286,28 @@ def test_search_returns_the_fastest_valid_plan_as_estimated_alone(case):
                 assert estimate_step(job, p, cluster).step_time_s >= best.step_time_s * (1 - REL)
 
 
+@settings(max_examples=40, deadline=None)
+@given(search_cases(), st.data())
+def test_search_answer_is_the_first_fastest_plan_and_a_hint_changes_nothing(case, data):
+    """Branch and bound returns exactly what timing every valid plan in enumeration order and
+    keeping the first strictly fastest returns; starting from any hint plan (or a plan of
+    another size, which is not a candidate) gives the same plan."""
+    job, cluster, gpus = case
+    valid = [p for group in candidate_plans(job, cluster, gpus) for p in group if check_plan(job, p, cluster) is None]
+    if not valid:
+        return
+    brute = None
+    for p in valid:
+        t = estimate_step(job, p, cluster).step_time_s
+        if brute is None or t < brute[1]:
+            brute = (p, t)
+    best = search_plans(job, cluster, gpus)
+    assert (best.plan, best.step_time_s) == brute
+    hint = data.draw(st.sampled_from(valid + [Plan(tp=1, pp=1, dp=gpus * 2)]))
+    hinted = search_plans(job, cluster, gpus, hint=hint)
+    assert (hinted.plan, hinted.step_time_s) == (best.plan, best.step_time_s)
+
+
 def test_pinned_tensor_parallelism_may_span_nodes():
     """Tensor parallelism wider than a node is never chosen, only taken when pinned."""
     job = Job(GPT3, global_batch=512, tokens=1e9, recompute="full")
