@@ -1,7 +1,8 @@
 """Solve time against problem size: workloads, candidates and cluster scale.
 
 Prints one line per spec: workloads, candidates, evaluations, solves, seconds, and the design.
-Run: ``python benchmarks/solve_scale.py`` (add ``--quick`` to skip the largest spec).
+Run: ``python benchmarks/solve_scale.py`` (add ``--quick`` to skip the 10-workload and
+``min_time`` specs). Targets: every example under 2 s, the 10-workload spec under 30 s.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import time
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
-from specs_large import large_spec  # noqa: E402
+from specs_large import large_spec, min_time_spec  # noqa: E402
 
 from designer import inputs  # noqa: E402
 from designer.optimize import build, explain  # noqa: E402
@@ -43,7 +44,7 @@ def run(path: pathlib.Path) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true", help="skip the 10-workload spec")
+    parser.add_argument("--quick", action="store_true", help="skip the 10-workload and min_time specs")
     args = parser.parse_args()
     root = pathlib.Path(__file__).resolve().parent.parent
     for example in sorted((root / "examples").glob("*.yaml")):
@@ -53,6 +54,10 @@ def main() -> None:
         path = pathlib.Path(tempfile.mkdtemp()) / "large.yaml"
         path.write_text(large_spec(workloads))
         print(f"{'large-' + str(workloads):<24}", run(path), flush=True)
+    if not args.quick:
+        path = pathlib.Path(tempfile.mkdtemp()) / "min-time.yaml"
+        path.write_text(min_time_spec())
+        print(f"{'min-time-2':<24}", run(path), flush=True)
 
 
 if __name__ == "__main__":

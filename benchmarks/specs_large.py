@@ -32,3 +32,20 @@ def large_spec(workloads: int = 10, max_nodes: int = 12_500) -> str:
         f"  max_nodes: {max_nodes}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def min_time_spec() -> str:
+    """Two pre-training runs, as fast as a $60M budget allows, on-prem or in the cloud."""
+    return "\n".join([
+        "version: 1",
+        "name: fastest-within-budget",
+        "objective: min_time",
+        "horizon: 3 years",
+        "budget: {total: $60M}",
+        "workloads:",
+        "  - {name: llama3-70b, model: {preset: llama3-70b}, tokens: 2T, global_batch: 1024}",
+        "  - {name: llama3-8b, model: {preset: llama3-8b}, tokens: 1T, global_batch: 512}",
+        "constraints:",
+        "  min_utilization: 0.6",
+        "  deployments: [on_prem, cloud]",
+    ]) + "\n"

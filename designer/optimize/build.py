@@ -537,11 +537,26 @@ class Workspace:
         order = sorted((k for k in onprem if bounds[k] < math.inf), key=lambda k: (bounds[k], k))
         best: Solution | None = None
         best_key = (math.inf, math.inf)
+        in_cloud = {w.name: min((self._fastest(w.name, k, th) for k in cloud), default=math.inf)
+                    for w in self.spec.workloads}
         for group in [[], *([k] for k in order)]:
             if group and bounds[group[0]] > best_key[0] * (1 + 1e-9):
                 break
             if group and not self.prepare(group[0], th):
                 continue
+            if group:
+                # Every workload runs on this system or in the cloud, each at best at its fastest
+                # evaluated option the total budget can pay for (a system that size alone costs
+                # program_cost): when that already loses, the program need not be solved.
+                budget = (limits if limits is not None else self.limits()).total_usd
+                floor = max(min(self._fastest(w, group[0], th, budget), in_cloud[w]) for w in in_cloud)
+                if floor > best_key[0] * (1 + 1e-9):
+                    continue
+                # No faster than the best: it could only win a tie on cost, and building it costs
+                # at least its smallest qualifying size.
+                if floor >= best_key[0] * (1 - 1e-9) \
+                        and self._smallest_cost(group[0], th, best_key[0] * (1 + 1e-9)) >= best_key[1]:
+                    continue
             try:
                 self.solves += 1
                 sol = solve_problem(self.problem([*cloud, *group], th, limits=limits, objective="min_time"),
@@ -554,6 +569,27 @@ class Workspace:
         if best is None:
             raise InfeasibleError("no design over the candidates meets the constraints")
         return best
+
+
+    def _smallest_cost(self, key: str, th: Thresholds, within_s: float) -> float:
+        """Least total cost of on-prem ``key`` built at all: its smallest size any workload's
+        evaluated option meeting ``th`` and finishing within ``within_s`` uses."""
+        cand = self.by_key[key]
+        sizes = [e.gpus for w in self.spec.workloads for e in self.evaluations.get((w.name, key), ())
+                 if e.estimate is not None and e.utilization >= th.min_utilization - 1e-12
+                 and e.time_s <= min(th.deadlines_s[w.name] * (1 + 1e-12), within_s)]
+        return self.program_cost(key, -(-min(sizes) // cand.gpus_per_node)) if sizes else math.inf
+
+    def _fastest(self, w: str, key: str, th: Thresholds, budget_usd: float | None = None) -> float:
+        """Shortest time to train of ``w`` on ``key`` among its evaluated options meeting ``th``
+        (on-prem: and whose nodes alone cost at most ``budget_usd``)."""
+        cand = self.by_key[key]
+        onprem = cand.deployment is Deployment.ON_PREM and budget_usd is not None
+        return min((e.time_s for e in self.evaluations.get((w, key), ())
+                    if e.estimate is not None and e.utilization >= th.min_utilization - 1e-12
+                    and e.time_s <= th.deadlines_s[w] * (1 + 1e-12)
+                    and not (onprem and self.program_cost(key, -(-e.gpus // cand.gpus_per_node)) > budget_usd)),
+                   default=math.inf)
 
 
 def _pareto(options: list[Option], keep_time: bool) -> tuple[Option, ...]:

@@ -82,3 +82,51 @@ def test_bound_driven_solve_equals_the_program_over_every_candidate(tmp_path, na
     assert sol.onprem_key == ref.onprem_key
     # The bounds did their work: far fewer systems were evaluated than exist.
     assert ws.evaluator.calls < full.evaluator.calls
+
+
+MIN_TIME = """
+    version: 1
+    name: fastest
+    objective: min_time
+    horizon: 3 years
+    budget: {total: $8M}
+    workloads:
+      - {name: big, model: {preset: llama3-8b}, tokens: 500B, global_batch: 512}
+      - {name: small, model: {preset: llama3-8b}, tokens: 50B, global_batch: 256}
+    constraints:
+      min_utilization: 0.6
+      deployments: [on_prem, cloud]
+      gpus: [h100-sxm, mi300x]
+      max_nodes: 64
+    """
+
+
+def test_min_time_by_system_equals_solving_every_system(tmp_path):
+    """min_time skips a system's program when its fastest affordable options cannot beat the
+    best time (or only tie it at a higher cost); the answer equals solving every system."""
+    from designer.errors import InfeasibleError
+    from designer.spec import Deployment
+
+    ws = _workspace(tmp_path, MIN_TIME)
+    th = build.thresholds_of(ws.spec)
+    sol = ws.solve(th)
+
+    full = _workspace(tmp_path, MIN_TIME)
+    cloud = [c.key for c in full.candidates if c.deployment is Deployment.CLOUD and full.prepare(c.key, th)]
+    best = None
+    programs = 0
+    for group in [[], *([c.key] for c in full.candidates if c.deployment is Deployment.ON_PREM)]:
+        if group and not full.prepare(group[0], th):
+            continue
+        programs += 1
+        try:
+            s = solve_problem(full.problem([*cloud, *group], th, objective="min_time"))
+        except InfeasibleError:
+            continue
+        rank = (s.max_time_s, s.capex_usd + s.opex_usd + s.cloud_usd)
+        if best is None or rank[0] < best[0] * (1 - 1e-9) or (rank[0] <= best[0] * (1 + 1e-9) and rank[1] < best[1]):
+            best = rank
+    assert best is not None
+    assert sol.max_time_s == pytest.approx(best[0], rel=2e-4)
+    assert sol.capex_usd + sol.opex_usd + sol.cloud_usd == pytest.approx(best[1], rel=1e-6)
+    assert ws.solves < programs / 2  # the skips did their work

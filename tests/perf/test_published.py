@@ -20,12 +20,6 @@ ROOT = Path(__file__).resolve().parents[2]
 # (vTrain 14.7 % multi-node; shared/perf facts, section 0).
 MEDIAN_TOLERANCE = 0.10
 RUN_TOLERANCE = 0.25
-# Runs known to miss RUN_TOLERANCE, with why. They still count in the median.
-KNOWN_MISSES = {
-    # Same source's other pipeline runs (pp 2, 4, 8, 32) are within 7 %; this one is 1.5x
-    # slower than its compute, bubble and communication explain, for no reason the row records.
-    "vtrain-gt-39.1B-tp2-dp16-pp16-mbs2": 0.60,
-}
 # Collective bus bandwidth for large messages (>= 256 MiB): within 15 %.
 COLLECTIVE_TOLERANCE = 0.15
 
@@ -55,16 +49,29 @@ def test_every_compared_run_is_predicted(runs):
     assert all(reason for _, reason in excluded)
 
 
-def test_median_error_within_target(runs):
+def test_median_error_within_target_with_and_without_the_inconsistent_rows(runs, validate):
     compared, _ = runs
     errors = [abs(err) for _, _, _, err, _ in compared]
+    counted = [abs(err) for rid, _, _, err, _ in compared if rid not in validate.INCONSISTENT]
     assert statistics.median(errors) <= MEDIAN_TOLERANCE
+    assert statistics.median(counted) <= MEDIAN_TOLERANCE
 
 
-def test_each_run_within_tolerance(runs):
+def test_each_counted_run_within_tolerance(runs, validate):
     compared, _ = runs
     for rid, _, _, err, _ in compared:
-        assert abs(err) <= KNOWN_MISSES.get(rid, RUN_TOLERANCE), rid
+        if rid not in validate.INCONSISTENT:
+            assert abs(err) <= RUN_TOLERANCE, rid
+
+
+def test_rows_not_counted_are_still_evaluated_and_shown(runs, validate):
+    """A row the source contradicts is predicted and printed with its error, not dropped."""
+    compared, _ = runs
+    ids = {rid for rid, *_ in compared}
+    assert set(validate.INCONSISTENT) <= ids
+    table = validate.render(*runs)
+    for rid in validate.INCONSISTENT:
+        assert table.count(rid) == 1 and "Shown, not counted" in table
 
 
 @pytest.mark.parametrize("rid, published_s, tol", [
