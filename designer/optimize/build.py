@@ -517,7 +517,7 @@ class Workspace:
                         return best
                     continue
                 best, best_total = sol, total
-                best_time = sol.max_time_s * 86400.0 if timed else math.inf
+                best_time = sol.max_time_s if timed else math.inf
             if not pending:
                 if best is None:
                     raise InfeasibleError("no design over the candidates meets the constraints")
@@ -563,7 +563,7 @@ class Workspace:
                                     solver=solver, time_limit_s=time_limit_s)
             except InfeasibleError:
                 continue
-            rank = (sol.max_time_s * 86400.0, sol.capex_usd + sol.opex_usd + sol.cloud_usd)
+            rank = (sol.max_time_s, sol.capex_usd + sol.opex_usd + sol.cloud_usd)
             if rank[0] < best_key[0] * (1 - 1e-9) or (rank[0] <= best_key[0] * (1 + 1e-9) and rank[1] < best_key[1]):
                 best, best_key = sol, rank
         if best is None:

@@ -84,7 +84,7 @@ class Solution:
     variables: int
     constraints: int
     solver: str
-    max_time_s: float = 0.0
+    max_time_s: float = 0.0  # min_time: the longest time to train, seconds
     extras: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
 
 
@@ -390,7 +390,7 @@ def solve_problem(problem: Problem, *, solver: str = "highs", time_limit_s: floa
     b.constrain_limits()
     capex, opex, cloud, _power = b.totals()
     total = capex + opex + cloud
-    max_time = 0.0
+    max_time_days = 0.0
     if problem.objective == "min_time":
         tmax = b.m.add_variable("longest_time_days", lowBound=0)
         for w in problem.workloads:
@@ -400,8 +400,8 @@ def solve_problem(problem: Problem, *, solver: str = "highs", time_limit_s: floa
         # Phase 1: the longest time to train alone, to 0.01% (a makespan objective has many
         # equal optima; proving the last digits costs far more than they are worth).
         _run(b, tmax, solver, time_limit_s, gap=MIN_TIME_GAP)
-        max_time = _value(tmax)
-        b.m += tmax <= max_time * (1 + MIN_TIME_GAP) + 1e-9, "time_fixed"
+        max_time_days = _value(tmax)
+        b.m += tmax <= max_time_days * (1 + MIN_TIME_GAP) + 1e-9, "time_fixed"
         objective = (total + b.tie_break()) / SCALE_USD
     elif problem.objective == "min_cost_per_token":
         objective = (_usage_cost(b, problem) + cloud + b.tie_break()) / SCALE_USD
@@ -417,7 +417,7 @@ def solve_problem(problem: Problem, *, solver: str = "highs", time_limit_s: floa
     # program, proving the cost to the last dollar costs more than it is worth.
     status = _run(b, objective, solver, time_limit_s, gap=1e-6 if problem.objective == "min_time" else REL_GAP)
     gap = 0.0 if status == "optimal" else _gap(b)
-    return _extract(b, problem, status, gap, solver, max_time)
+    return _extract(b, problem, status, gap, solver, max_time_days)
 
 
 def _usage_cost(b: _Builder, problem: Problem) -> pulp.LpAffineExpression:
@@ -454,7 +454,7 @@ def _gap(b: _Builder) -> float:
         return 1.0
 
 
-def _extract(b: _Builder, problem: Problem, status: str, gap: float, solver: str, max_time: float) -> Solution:
+def _extract(b: _Builder, problem: Problem, status: str, gap: float, solver: str, max_time_days: float) -> Solution:
     capex, opex, cloud, power = b.totals()
     chosen = None
     for key, s in b.sys.items():
@@ -477,6 +477,6 @@ def _extract(b: _Builder, problem: Problem, status: str, gap: float, solver: str
         status=status, gap=gap, onprem_key=chosen, nodes=nodes, counts=MappingProxyType(counts),
         assignment=MappingProxyType(assignment), capex_usd=_value(capex), opex_usd=_value(opex),
         cloud_usd=_value(cloud), objective=_value(b.m.objective) * SCALE_USD,
-        variables=b.m.numVariables(), constraints=b.m.numConstraints(), solver=solver, max_time_s=max_time,
+        variables=b.m.numVariables(), constraints=b.m.numConstraints(), solver=solver, max_time_s=max_time_days * 86400.0,
         extras=MappingProxyType({"power_w": _value(power), "racks": float(sum(_value(q) for q in b.racks.values()))}),
     )
