@@ -8,7 +8,7 @@ temporary file is removed and the previous file is left as it was.
 
 from __future__ import annotations
 
-__all__ = ["write_atomic"]
+__all__ = ["write_atomic", "check_writable"]
 
 import os
 import stat
@@ -46,6 +46,41 @@ def _why(exc: OSError) -> str:
     return (exc.strerror or str(exc)).lower()
 
 
+def _target(path: str | Path) -> tuple[Path, Path]:
+    """The file a write replaces (a symbolic link followed) and its folder; InputError when the
+    name or the folder rules a write out."""
+    name = str(path)
+    if "\x00" in name:  # the OS would refuse it below with a ValueError, not an OSError
+        raise InputError("cannot write: the file name contains a NUL character", Location(name.replace("\x00", "\\0")))
+    target = Path(path)
+    if target.is_symlink():
+        target = target.resolve()
+    folder = target.parent
+    if target.is_dir():
+        raise InputError("is a folder; give a file name to write to", Location(name))
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise InputError(f"cannot write: the folder {str(folder)!r} {what}", Location(name))
+    return target, folder
+
+
+def check_writable(path: str | Path) -> None:
+    """Fail now, not after a long computation, when :func:`write_atomic` could not write ``path``:
+    the same checks, and a trial temporary file created and removed in the target's folder.
+
+    Raises:
+        InputError: as :func:`write_atomic` would; nothing is changed.
+    """
+    name = str(path)
+    target, folder = _target(path)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise InputError(f"cannot write into the folder {str(folder)!r}: {_why(exc)}", Location(name)) from None
+    os.close(fd)
+    os.unlink(tmp)
+
+
 def write_atomic(path: str | Path, text: str) -> None:
     """Replace the file at ``path`` with ``text`` (UTF-8, newlines as given) atomically.
 
@@ -61,17 +96,7 @@ def write_atomic(path: str | Path, text: str) -> None:
             (permission denied, disk full, ...); the message says which, and nothing was changed.
     """
     name = str(path)
-    if "\x00" in name:  # the OS would refuse it below with a ValueError, not an OSError
-        raise InputError("cannot write: the file name contains a NUL character", Location(name.replace("\x00", "\\0")))
-    target = Path(path)
-    if target.is_symlink():
-        target = target.resolve()
-    folder = target.parent
-    if target.is_dir():
-        raise InputError("is a folder; give a file name to write to", Location(name))
-    if not folder.is_dir():
-        what = "is not a folder" if folder.exists() else "does not exist"
-        raise InputError(f"cannot write: the folder {str(folder)!r} {what}", Location(name))
+    target, folder = _target(path)
     data = text.encode("utf-8")
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")

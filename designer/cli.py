@@ -166,6 +166,8 @@ def solve(
 
     def body() -> int:
         spec, catalog = inputs.load_inputs(spec_path)
+        if output is not None:
+            atomic.check_writable(output)  # before the solve, which can take a while
         result = planner.plan(spec, catalog, solver=solver.value, time_limit_s=time_limit)
         if output is not None:
             atomic.write_atomic(output, design_mod.dump_design(result))

@@ -348,6 +348,10 @@ def frontier_command(
         spec, catalog = inputs.load_inputs(spec_path)
         for v in values:  # bad values fail before any solve
             whatif.with_target(spec, target, v)
+        if output is not None:
+            from designer import atomic
+
+            atomic.check_writable(output)  # before the solves, which can take minutes
         bar = _Bar(f"solving {len(values)} points")
         try:
             result = whatif.frontier(spec, catalog, target, values, solver=solver.value, time_limit_s=time_limit,

@@ -164,12 +164,31 @@ def test_infeasible_solve_exits_3_says_what_to_relax_and_keeps_the_old_design(tm
     (".", r"is a folder; give a file name to write to$"),
     ("tiny.yaml/design.yaml", r"cannot write: the folder '.*tiny\.yaml' is not a folder$"),
 ])
-def test_an_unwritable_output_is_one_clear_line_and_exit_2(tmp_path, tiny, target, pattern):
+def test_an_unwritable_output_is_one_clear_line_and_exit_2(tmp_path, tiny, target, pattern, monkeypatch):
+    def never(*args, **kwargs):
+        raise AssertionError("solved before checking that the design can be written")
+    monkeypatch.setattr(planner, "plan", never)  # the check comes first: no solve is wasted
     result = run("solve", tiny, "-o", tmp_path / target)
     assert result.exit_code == 2, result.output
     (line,) = result.stderr.splitlines()
     assert line.startswith(f"error: {tmp_path / target}: ") and re.search(pattern, line), line
     assert tiny.read_text() == TINY
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "geteuid") or __import__("os").geteuid() == 0,
+                    reason="root writes into read-only folders")
+def test_a_read_only_folder_fails_before_solving(tmp_path, tiny, monkeypatch):
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    folder.chmod(0o500)
+    monkeypatch.setattr(planner, "plan", lambda *a, **k: pytest.fail("solved before the write check"))
+    try:
+        result = run("solve", tiny, "-o", folder / "design.yaml")
+    finally:
+        folder.chmod(0o700)
+    assert result.exit_code == 2
+    assert re.search(r"cannot write into the folder '.*locked': permission denied$", result.stderr.strip())
+    assert list(folder.iterdir()) == []
 
 
 def test_a_failed_write_keeps_the_old_design_and_leaves_no_temporary_file(tmp_path, tiny, monkeypatch):
