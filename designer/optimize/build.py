@@ -35,6 +35,7 @@ from designer.optimize import pricing
 from designer.optimize.candidates import Candidate
 from designer.optimize.evaluate import Evaluation, Evaluator, gpu_count_grid, job_for, plan_constraints
 from designer.optimize.milp import Solution, solve_problem
+from designer.optimize.min_time import solve_min_time
 from designer.optimize.problem import CloudSystem, Economics, Limits, OnPremSystem, Option, Problem
 from designer.spec import Deployment, Spec
 from designer.units import SECONDS_PER_YEAR
@@ -133,12 +134,18 @@ class Workspace:
         self._cost_cache: dict[tuple[str, int], float] = {}
         self._ideal_est: dict[tuple, perf.StepEstimate | None] = {}  # estimates do not depend on thresholds
         self._floors: dict[tuple, float] = {}
+        self._max_nodes: dict[str, int] = {}
         self._cloud_version = 0  # cloud evaluations stored so far, to know when cached floors are stale
 
     # ---------------------------------------------------------------- sizes and bounds
 
     def max_nodes(self, cand: Candidate) -> int:
         """Largest node count a candidate may have (its topology, the spec's limits, a pin)."""
+        if cand.key not in self._max_nodes:
+            self._max_nodes[cand.key] = self._node_limit(cand)
+        return self._max_nodes[cand.key]
+
+    def _node_limit(self, cand: Candidate) -> int:
         if cand.deployment is Deployment.CLOUD:
             limit = CLOUD_MAX_INSTANCES
         else:
@@ -154,19 +161,21 @@ class Workspace:
         if budgets and cand.deployment is Deployment.ON_PREM and self.spec.objective.value == "min_time":
             # No design can buy more servers than the budget pays for.
             limit = min(limit, int(min(budgets) // self.catalog.servers[cand.server].price_usd))
+            total = self.spec.budget.total_usd
+            if total is not None and limit >= 1:
+                # Nor a system whose cost over the horizon alone (non-decreasing in its nodes)
+                # exceeds the total budget: the largest affordable size, by bisection.
+                if self.program_cost(cand.key, 1) > total:
+                    return 0
+                lo, hi = 1, limit
+                while lo < hi:
+                    mid = (lo + hi + 1) // 2
+                    if self.program_cost(cand.key, mid) <= total:
+                        lo = mid
+                    else:
+                        hi = mid - 1
+                limit = lo
         return max(limit, 0)
-
-    def time_bound(self, key: str, th: Thresholds) -> float:
-        """A lower bound on the longest time to train of any design that builds ``key``: some
-        workload runs on it, at best at the GPUs' peak (MFU <= 1) on every GPU it may have."""
-        cand = self.by_key[key]
-        gpu = self.catalog.gpus[cand.gpu]
-        gpus = self.max_nodes(cand) * cand.gpus_per_node
-        if gpus < 1:
-            return math.inf
-        peak = max(gpu.bf16_flops, gpu.fp8_flops or 0.0)
-        return min(perf_flops.model_flops(j.model, j.tokens / j.model.seq_len) / (peak * gpus)
-                   for j in self.jobs.values())
 
     def _grid(self, w, cand: Candidate, max_nodes: int) -> tuple[int, ...]:
         if w.gpus is not None:
@@ -472,7 +481,7 @@ class Workspace:
         # then the best network of the candidate's own kind for those that survive the first.
         timed = objective == "min_time"
         if timed:
-            return self._solve_by_system(th, active, onprem, limits, solver, time_limit_s)
+            return solve_min_time(self, th, active, onprem, limits, solver, time_limit_s)
         else:
             bounds = {k: self.lower_bound(k, th, keys=cloud, best=False) for k in onprem}
         pending = sorted((k for k in onprem if bounds[k] < math.inf), key=lambda k: (bounds[k], k))
@@ -522,74 +531,6 @@ class Workspace:
                 if best is None:
                     raise InfeasibleError("no design over the candidates meets the constraints")
                 return best
-
-
-    def _solve_by_system(self, th: Thresholds, cloud: list[str], onprem: list[str], limits: Limits | None,
-                         solver: str, time_limit_s: float | None) -> Solution:
-        """min_time, one on-prem system at a time (with every cloud instance), best kept.
-
-        Exact, because a design builds at most one on-prem system; and much faster than one
-        program over all systems, whose makespan relaxation is weak. Systems are taken in order of
-        the fastest they could possibly be (:meth:`time_bound`) and dropped once that bound cannot
-        beat the best longest-time found.
-        """
-        bounds = {k: self.time_bound(k, th) for k in onprem}
-        order = sorted((k for k in onprem if bounds[k] < math.inf), key=lambda k: (bounds[k], k))
-        best: Solution | None = None
-        best_key = (math.inf, math.inf)
-        in_cloud = {w.name: min((self._fastest(w.name, k, th) for k in cloud), default=math.inf)
-                    for w in self.spec.workloads}
-        for group in [[], *([k] for k in order)]:
-            if group and bounds[group[0]] > best_key[0] * (1 + 1e-9):
-                break
-            if group and not self.prepare(group[0], th):
-                continue
-            if group:
-                # Every workload runs on this system or in the cloud, each at best at its fastest
-                # evaluated option the total budget can pay for (a system that size alone costs
-                # program_cost): when that already loses, the program need not be solved.
-                budget = (limits if limits is not None else self.limits()).total_usd
-                floor = max(min(self._fastest(w, group[0], th, budget), in_cloud[w]) for w in in_cloud)
-                if floor > best_key[0] * (1 + 1e-9):
-                    continue
-                # No faster than the best: it could only win a tie on cost, and building it costs
-                # at least its smallest qualifying size.
-                if floor >= best_key[0] * (1 - 1e-9) \
-                        and self._smallest_cost(group[0], th, best_key[0] * (1 + 1e-9)) >= best_key[1]:
-                    continue
-            try:
-                self.solves += 1
-                sol = solve_problem(self.problem([*cloud, *group], th, limits=limits, objective="min_time"),
-                                    solver=solver, time_limit_s=time_limit_s)
-            except InfeasibleError:
-                continue
-            rank = (sol.max_time_s, sol.capex_usd + sol.opex_usd + sol.cloud_usd)
-            if rank[0] < best_key[0] * (1 - 1e-9) or (rank[0] <= best_key[0] * (1 + 1e-9) and rank[1] < best_key[1]):
-                best, best_key = sol, rank
-        if best is None:
-            raise InfeasibleError("no design over the candidates meets the constraints")
-        return best
-
-
-    def _smallest_cost(self, key: str, th: Thresholds, within_s: float) -> float:
-        """Least total cost of on-prem ``key`` built at all: its smallest size any workload's
-        evaluated option meeting ``th`` and finishing within ``within_s`` uses."""
-        cand = self.by_key[key]
-        sizes = [e.gpus for w in self.spec.workloads for e in self.evaluations.get((w.name, key), ())
-                 if e.estimate is not None and e.utilization >= th.min_utilization - 1e-12
-                 and e.time_s <= min(th.deadlines_s[w.name] * (1 + 1e-12), within_s)]
-        return self.program_cost(key, -(-min(sizes) // cand.gpus_per_node)) if sizes else math.inf
-
-    def _fastest(self, w: str, key: str, th: Thresholds, budget_usd: float | None = None) -> float:
-        """Shortest time to train of ``w`` on ``key`` among its evaluated options meeting ``th``
-        (on-prem: and whose nodes alone cost at most ``budget_usd``)."""
-        cand = self.by_key[key]
-        onprem = cand.deployment is Deployment.ON_PREM and budget_usd is not None
-        return min((e.time_s for e in self.evaluations.get((w, key), ())
-                    if e.estimate is not None and e.utilization >= th.min_utilization - 1e-12
-                    and e.time_s <= th.deadlines_s[w] * (1 + 1e-12)
-                    and not (onprem and self.program_cost(key, -(-e.gpus // cand.gpus_per_node)) > budget_usd)),
-                   default=math.inf)
 
 
 def _pareto(options: list[Option], keep_time: bool) -> tuple[Option, ...]:

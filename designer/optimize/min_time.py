@@ -1,0 +1,115 @@
+"""``min_time``: the fastest design within the budget, one on-prem system at a time.
+
+A design builds at most one on-prem system, so the optimum is the best of the programs over
+(every cloud instance + one on-prem system), plus the cloud alone. That is exact, and much faster
+than one program over all systems, whose makespan relaxation is weak. Systems are taken in order
+of the fastest they could possibly be, and a system's program is skipped when bounds show it
+cannot win:
+
+* before evaluating it: every workload runs on the system or in the cloud, on the system at
+  best at the GPUs' peak (MFU <= 1) on every GPU the budget lets it have;
+* after evaluating it: at best at its fastest evaluated option that the total budget can pay for
+  (the system alone at that size costs :meth:`~designer.optimize.build.Workspace.program_cost`);
+* and when it could only tie the best time, when its smallest size that finishes in time already
+  costs more than the best design (ties go to the cheaper design).
+
+A design ranks by (longest time to train, total cost); times within a relative 1e-9 tie.
+"""
+
+from __future__ import annotations
+
+__all__ = ["solve_min_time", "time_bounds"]
+
+import math
+from typing import TYPE_CHECKING
+
+from designer.errors import InfeasibleError
+from designer.optimize.milp import Solution, solve_problem
+from designer.optimize.problem import Limits
+from designer.perf import flops as perf_flops
+from designer.spec import Deployment
+
+if TYPE_CHECKING:  # the workspace calls in here; a runtime import would be circular
+    from designer.optimize.build import Thresholds, Workspace
+
+_TIE = 1e-9  # relative difference of two longest times that counts as equal
+
+
+def time_bounds(ws: Workspace, key: str) -> dict[str, float]:
+    """Per workload, a lower bound on its time to train on ``key``: its model FLOPs at the GPUs'
+    peak (MFU <= 1) on every GPU the system may have (inf when it may have none)."""
+    cand = ws.by_key[key]
+    gpu = ws.catalog.gpus[cand.gpu]
+    gpus = ws.max_nodes(cand) * cand.gpus_per_node
+    peak = max(gpu.bf16_flops, gpu.fp8_flops or 0.0)
+    return {name: (perf_flops.model_flops(j.model, j.tokens / j.model.seq_len) / (peak * gpus) if gpus >= 1
+                   else math.inf) for name, j in ws.jobs.items()}
+
+
+def _qualifies(e, th: Thresholds, w: str) -> bool:
+    return (e.estimate is not None and e.utilization >= th.min_utilization - 1e-12
+            and e.time_s <= th.deadlines_s[w] * (1 + 1e-12))
+
+
+def _fastest(ws: Workspace, w: str, key: str, th: Thresholds, budget_usd: float | None = None) -> float:
+    """Shortest time to train of ``w`` on ``key`` among its evaluated options meeting ``th``
+    (on-prem, with a budget: and whose nodes alone cost at most ``budget_usd``)."""
+    cand = ws.by_key[key]
+    priced = cand.deployment is Deployment.ON_PREM and budget_usd is not None
+    return min((e.time_s for e in ws.evaluations.get((w, key), ()) if _qualifies(e, th, w)
+                and not (priced and ws.program_cost(key, -(-e.gpus // cand.gpus_per_node)) > budget_usd)),
+               default=math.inf)
+
+
+def _smallest_cost(ws: Workspace, key: str, th: Thresholds, within_s: float) -> float:
+    """Least total cost of on-prem ``key`` built at all: its smallest size that any workload's
+    evaluated option meeting ``th`` and finishing within ``within_s`` uses."""
+    cand = ws.by_key[key]
+    sizes = [e.gpus for w in ws.spec.workloads for e in ws.evaluations.get((w.name, key), ())
+             if _qualifies(e, th, w.name) and e.time_s <= within_s]
+    return ws.program_cost(key, -(-min(sizes) // cand.gpus_per_node)) if sizes else math.inf
+
+
+def solve_min_time(ws: Workspace, th: Thresholds, cloud: list[str], onprem: list[str], limits: Limits | None,
+                   solver: str, time_limit_s: float | None) -> Solution:
+    """The fastest design over the prepared cloud instances ``cloud`` and the on-prem candidates
+    ``onprem`` (see the module docstring).
+
+    Raises:
+        InfeasibleError: no design meets ``th`` and the limits.
+    """
+    peaks = {k: time_bounds(ws, k) for k in onprem}
+    bounds = {k: min(peaks[k].values()) for k in onprem}
+    order = sorted((k for k in onprem if bounds[k] < math.inf), key=lambda k: (bounds[k], k))
+    budget = (limits if limits is not None else ws.limits()).total_usd
+    in_cloud = {w.name: min((_fastest(ws, w.name, k, th) for k in cloud), default=math.inf)
+                for w in ws.spec.workloads}
+    best: Solution | None = None
+    best_key = (math.inf, math.inf)
+    for group in [[], *([k] for k in order)]:
+        if group:
+            key = group[0]
+            if bounds[key] > best_key[0] * (1 + _TIE):
+                break
+            if best is not None and max(min(peaks[key][w], in_cloud[w]) for w in in_cloud) > best_key[0] * (1 + _TIE):
+                continue
+            if not ws.prepare(key, th):
+                continue
+            floor = max(min(_fastest(ws, w, key, th, budget), in_cloud[w]) for w in in_cloud)
+            if floor > best_key[0] * (1 + _TIE):
+                continue
+            if floor >= best_key[0] * (1 - _TIE) and \
+                    _smallest_cost(ws, key, th, best_key[0] * (1 + _TIE)) >= best_key[1]:
+                continue
+        try:
+            ws.solves += 1
+            sol = solve_problem(ws.problem([*cloud, *group], th, limits=limits, objective="min_time"),
+                                solver=solver, time_limit_s=time_limit_s)
+        except InfeasibleError:
+            continue
+        rank = (sol.max_time_s, sol.capex_usd + sol.opex_usd + sol.cloud_usd)
+        if rank[0] < best_key[0] * (1 - _TIE) or (rank[0] <= best_key[0] * (1 + _TIE) and rank[1] < best_key[1]):
+            best, best_key = sol, rank
+    if best is None:
+        raise InfeasibleError("no design over the candidates meets the constraints")
+    return best
