@@ -237,13 +237,18 @@ def constraint_status(ws: Workspace, th: Thresholds, sol: Solution, *, solver: s
 
     out: list[ConstraintStatus] = []
     step = 1.0 + _BIND_STEP
+    # Minimizing total cost, a looser budget only admits designs whose total (for the capex
+    # budget, whose capex, hence total) exceeds the old limit: none beats a chosen design that
+    # costs less than that limit, so no re-solve is needed to know the budget does not bind.
     if limits.total_usd is not None:
+        slack = prunable and total < limits.total_usd
         out.append(ConstraintStatus("budget.total", limits.total_usd, total,
-                                    binds(lim=replace(limits, total_usd=limits.total_usd * step)),
+                                    not slack and binds(lim=replace(limits, total_usd=limits.total_usd * step)),
                                     limits.total_usd - total, "USD"))
     if limits.capex_usd is not None:
+        slack = prunable and total < limits.capex_usd
         out.append(ConstraintStatus("budget.capex", limits.capex_usd, sol.capex_usd,
-                                    binds(lim=replace(limits, capex_usd=limits.capex_usd * step)),
+                                    not slack and binds(lim=replace(limits, capex_usd=limits.capex_usd * step)),
                                     limits.capex_usd - sol.capex_usd, "USD"))
     if limits.power_w is not None:
         p = sol.extras["power_w"]

@@ -130,3 +130,25 @@ def test_min_time_by_system_equals_solving_every_system(tmp_path):
     assert sol.max_time_s == pytest.approx(best[0], rel=2e-4)
     assert sol.capex_usd + sol.opex_usd + sol.cloud_usd == pytest.approx(best[1], rel=1e-6)
     assert ws.solves < programs / 2  # the skips did their work
+
+
+def test_a_budget_with_slack_does_not_bind_and_a_resolve_agrees(tmp_path):
+    """Minimizing total cost, a budget the chosen design stays under cannot bind (a looser
+    budget only admits costlier designs); the status says so without solving, and solving with
+    the budget loosened finds nothing cheaper."""
+    from dataclasses import replace
+
+    from designer.optimize import explain
+
+    text = SPECS["one workload, on-prem"].replace("horizon: 3 years", "horizon: 3 years\n        budget: {capex: $90M, total: $100M}")
+    ws = _workspace(tmp_path, text)
+    th = build.thresholds_of(ws.spec)
+    sol = ws.solve(th)
+    total = sol.capex_usd + sol.opex_usd + sol.cloud_usd
+    assert total < 90e6
+    status = {c.name: c for c in explain.constraint_status(ws, th, sol, solver="highs", time_limit_s=None)}
+    assert not status["budget.total"].binding and not status["budget.capex"].binding
+    for field, value in (("total_usd", 110e6), ("capex_usd", 99e6)):
+        cheaper = explain._try(ws, th, limits=replace(ws.limits(), **{field: value}), solver="highs",
+                               time_limit_s=None, cutoff=total * (1 - 1e-6))
+        assert cheaper is None
