@@ -518,6 +518,12 @@ def _build(raw: _Spec, doc: YamlDoc, base_dir: Path, digest: str) -> Spec:
         model = _build_model(w.model, doc, path + ("model",))
         if w.tokens < model.seq_len:
             raise SpecError(f"tokens ({w.tokens:g}) is less than one sequence ({model.seq_len})", doc.locate(path + ("tokens",)))
+        step_tokens = w.global_batch * model.seq_len
+        if w.tokens < step_tokens:
+            # Fewer tokens than one optimizer step: the time to train would be a fraction of a step.
+            raise SpecError(f"tokens ({w.tokens:,.0f}) is less than one step: global_batch {w.global_batch:,} x "
+                            f"{model.seq_len:,} tokens per sequence = {step_tokens:,}; lower global_batch or "
+                            f"train more tokens", doc.locate(path + ("tokens",)))
         workloads.append(WorkloadSpec(
             name=w.name, model=model, tokens=w.tokens, global_batch=w.global_batch, precision=w.precision,
             recompute=w.recompute, parallelism=par, deadline_s=w.deadline,

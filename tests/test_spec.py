@@ -113,6 +113,9 @@ CASES = {
                           r"^unsupported YAML tag 'tag:yaml.org,2002:python/object/apply:os.system'$"),
     "tokens below one sequence": (edit("tokens: 20B", "tokens: ⟦100"),
                                   r"tokens \(100\) is less than one sequence \(8192\)"),
+    "tokens below one step": (edit("tokens: 20B", "tokens: ⟦300K"),
+                              r"^tokens \(300,000\) is less than one step: global_batch 64 x 8,192 tokens per "
+                              r"sequence = 524,288; lower global_batch or train more tokens$"),
     "heads not dividing": (edit("model: {preset: llama3-8b}",
                                 "model: {layers: 2, hidden: 64, heads: 8, kv_heads: ⟦3, ffn: 128, "
                                 "seq_len: 128, vocab: 1000}"), r"kv_heads \(3\) must divide heads \(8\)"),
