@@ -177,7 +177,7 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
     if sol.status != "optimal":
         warnings.append(f"time limit reached: best design found, optimality gap {sol.gap:.2%}")
     alternatives = explain.alternatives(ws, th, sol, price=lambda x: price_solution(ws, x)[1].total_usd, **run)
-    constraints = explain.constraint_status(ws, th, sol, **run)
+    constraints = explain.constraint_status(ws, th, sol, cost=lambda x: price_solution(ws, x)[1], **run)
     return _assemble(ws, sol, alternatives, constraints, tuple(warnings))
 
 

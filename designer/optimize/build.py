@@ -50,7 +50,7 @@ _MIN_TIME_OPTIONS = 6  # largest qualifying sizes kept per workload and system f
 _BATCH = 8  # on-prem candidates per program: small batches find an incumbent early, and it prunes
 # Objectives whose optimum can be bounded by a lower bound on total cost.
 _PRUNABLE = ("min_total_cost",)
-_SAME_OBJECTIVE = 1e-9  # objective units (millions of dollars): $0.001
+_SAME_OBJECTIVE = 1e-9  # relative difference of two programs' objectives that counts as equal
 
 
 @dataclass(frozen=True, slots=True)
@@ -475,62 +475,49 @@ class Workspace:
         prunable = objective in _PRUNABLE
         cloud = [k for k in keys if self.by_key[k].deployment is Deployment.CLOUD]
         onprem = [k for k in keys if self.by_key[k].deployment is Deployment.ON_PREM]
-        active = [k for k in cloud if self.prepare(k, th)]
-        cloud_ready = list(active)
+        ready = [k for k in cloud if self.prepare(k, th)]
+        if objective == "min_time":
+            return solve_min_time(self, th, ready, onprem, limits, solver, time_limit_s)
         # Two levels of bound: an ideal network first (shared by all candidates with one GPU type),
         # then the best network of the candidate's own kind for those that survive the first.
-        timed = objective == "min_time"
-        if timed:
-            return solve_min_time(self, th, active, onprem, limits, solver, time_limit_s)
-        else:
-            bounds = {k: self.lower_bound(k, th, keys=cloud, best=False) for k in onprem}
+        bounds = {k: self.lower_bound(k, th, keys=cloud, best=False) for k in onprem}
         pending = sorted((k for k in onprem if bounds[k] < math.inf), key=lambda k: (bounds[k], k))
         best: Solution | None = None
         best_total = cutoff if (prunable and cutoff is not None) else math.inf
-        best_time = math.inf
-        while True:
+        first = True
+        while first or pending:
+            first = False
             batch = []
-            while pending and (len(batch) < _BATCH or not (prunable or timed)):
-                k = pending[0]
-                if (prunable and bounds[k] >= best_total) or (timed and bounds[k] > best_time * (1 + 1e-9)):
-                    pending = []
+            while pending and len(batch) < _BATCH:
+                k = pending.pop(0)
+                if prunable and bounds[k] >= best_total:
+                    pending = []  # every later bound is no lower
                     break
-                pending.pop(0)
                 if prunable and self.lower_bound(k, th, keys=cloud) >= best_total:
                     continue
                 if self.prepare(k, th) and (not prunable or self._refined_bound(k, th, cloud) < best_total):
                     batch.append(k)
-            if batch or (best is None and not pending):
-                # A design builds at most one on-prem system, so the optimum is the best of the
-                # programs over (cloud + each batch): systems of earlier batches cannot beat the
-                # incumbent, which their program proved, and stay out of later (smaller) ones.
-                systems = [*active, *batch] if not prunable else [*cloud_ready, *batch]
-                active.extend(batch)
-                try:
-                    self.solves += 1
-                    sol = solve_problem(self.problem(systems, th, limits=limits, objective=objective),
-                                        solver=solver, time_limit_s=time_limit_s)
-                except InfeasibleError:
-                    if not pending:
-                        raise
-                    continue
-                total = sol.capex_usd + sol.opex_usd + sol.cloud_usd
-                if prunable and cutoff is not None and total >= cutoff * (1 - 1e-9):
-                    if not pending:
-                        raise InfeasibleError("no design cheaper than the cutoff")
-                    continue
-                # Objectives of programs over different batches compare directly (ties are
-                # priced by global rank); the first of equal ones is kept.
-                if best is not None and sol.objective >= best.objective - _SAME_OBJECTIVE:
-                    if not pending:
-                        return best
-                    continue
-                best, best_total = sol, total
-                best_time = sol.max_time_s if timed else math.inf
-            if not pending:
-                if best is None:
-                    raise InfeasibleError("no design over the candidates meets the constraints")
-                return best
+            if not batch and (best is not None or pending):
+                continue  # the cloud alone is in every program: solved alone only when nothing else is
+            # A design builds at most one on-prem system, so the optimum is the best of the
+            # programs over (cloud + each batch); each is small, and objectives of different
+            # batches compare directly (ties are priced by each system's global rank).
+            try:
+                self.solves += 1
+                sol = solve_problem(self.problem([*ready, *batch], th, limits=limits, objective=objective),
+                                    solver=solver, time_limit_s=time_limit_s)
+            except InfeasibleError:
+                continue
+            total = sol.capex_usd + sol.opex_usd + sol.cloud_usd
+            if prunable and cutoff is not None and total >= cutoff * (1 - 1e-9):
+                continue  # only a design cheaper than the cutoff is wanted
+            if best is not None and sol.objective >= best.objective - _SAME_OBJECTIVE * max(1.0, abs(best.objective)):
+                continue  # the first of equal designs is kept
+            best, best_total = sol, (total if prunable else math.inf)
+        if best is None:
+            raise InfeasibleError("no design over the candidates meets the constraints"
+                                  + (" and is cheaper than the cutoff" if cutoff is not None else ""))
+        return best
 
 
 def _pareto(options: list[Option], keep_time: bool) -> tuple[Option, ...]:

@@ -214,7 +214,7 @@ def alternatives(ws: Workspace, th: Thresholds, sol: Solution, *, solver: str, t
 
 
 def constraint_status(ws: Workspace, th: Thresholds, sol: Solution, *, solver: str,
-                      time_limit_s: float | None) -> list[ConstraintStatus]:
+                      time_limit_s: float | None, cost: Callable[[Solution], object] | None = None) -> list[ConstraintStatus]:
     """Every constraint of the spec at the chosen design: value, limit, slack, and whether it binds.
 
     A constraint binds when loosening it, and only it, by a step lets the solver find a better
@@ -222,12 +222,18 @@ def constraint_status(ws: Workspace, th: Thresholds, sol: Solution, *, solver: s
     A finite step (a shadow price over a step, not at a point) is used because the program is
     discrete: a deadline with days to spare can still bind when the next smaller cluster would
     miss it by a day.
+
+    ``cost`` prices a solution exactly (its bill of materials: ``total_usd`` and ``capex_usd``);
+    the budgets' values and slack are reported at that price, the one the design shows.
     """
     spec = ws.spec
     run = dict(solver=solver, time_limit_s=time_limit_s)
     limits = ws.limits()
 
     total = _total(sol)
+    exact = cost(sol) if cost is not None else None
+    shown_total = exact.total_usd if exact is not None else total
+    shown_capex = exact.capex_usd if exact is not None else sol.capex_usd
     prunable = ws.spec.objective.value == "min_total_cost"
 
     def binds(t: Thresholds = th, lim: Limits = limits) -> bool:
@@ -242,14 +248,14 @@ def constraint_status(ws: Workspace, th: Thresholds, sol: Solution, *, solver: s
     # costs less than that limit, so no re-solve is needed to know the budget does not bind.
     if limits.total_usd is not None:
         slack = prunable and total < limits.total_usd
-        out.append(ConstraintStatus("budget.total", limits.total_usd, total,
+        out.append(ConstraintStatus("budget.total", limits.total_usd, shown_total,
                                     not slack and binds(lim=replace(limits, total_usd=limits.total_usd * step)),
-                                    limits.total_usd - total, "USD"))
+                                    limits.total_usd - shown_total, "USD"))
     if limits.capex_usd is not None:
         slack = prunable and total < limits.capex_usd
-        out.append(ConstraintStatus("budget.capex", limits.capex_usd, sol.capex_usd,
+        out.append(ConstraintStatus("budget.capex", limits.capex_usd, shown_capex,
                                     not slack and binds(lim=replace(limits, capex_usd=limits.capex_usd * step)),
-                                    limits.capex_usd - sol.capex_usd, "USD"))
+                                    limits.capex_usd - shown_capex, "USD"))
     if limits.power_w is not None:
         p = sol.extras["power_w"]
         out.append(ConstraintStatus("constraints.max_power", limits.power_w, p,

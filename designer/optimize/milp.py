@@ -34,7 +34,8 @@ Capex_c = (1+a) [node n + node_link R n + switch (L+S+X) + ls LS + sx SX + rack 
 Opex_c  = m (H/year) capex_equipment + e PUE H power_c
 Cloud   = sum_{w,k,o} (g_o/G_k) T_o price_k x_{w,k,o}
 Objective min_total_cost: Capex + Opex + Cloud. min_time: first the longest time to train, then
-cost. min_cost_per_token: on-prem systems charged per GPU-second used at their cost rate.
+cost. min_cost_per_token: on-prem systems charged per GPU-second used at their cost rate, then
+the cheapest system at that charge.
 
 Ties are broken deterministically: HiGHS runs single-threaded with a fixed seed, and a tiny cost
 proportional to each system's rank in the sorted candidate list prefers the earlier key.
@@ -47,7 +48,7 @@ __all__ = ["Solution", "solve_problem", "SOLVERS"]
 import math
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Mapping
 
@@ -404,7 +405,14 @@ def solve_problem(problem: Problem, *, solver: str = "highs", time_limit_s: floa
         b.m += tmax <= max_time_days * (1 + MIN_TIME_GAP) + 1e-9, "time_fixed"
         objective = (total + b.tie_break()) / SCALE_USD
     elif problem.objective == "min_cost_per_token":
-        objective = (_usage_cost(b, problem) + cloud + b.tie_break()) / SCALE_USD
+        # Phase 1: the cost of the GPU-seconds used. It does not see how big the system is (a
+        # node left idle costs nothing there), so phase 2 then builds the cheapest system that
+        # keeps that cost: without it the solver may size the cluster and fabric at random.
+        primary = (_usage_cost(b, problem) + cloud + b.tie_break()) / SCALE_USD
+        _run(b, primary, solver, time_limit_s)
+        primary_value = _value(primary)
+        b.m += primary <= primary_value * (1 + REL_GAP) + 1e-9, "usage_cost_fixed"
+        objective = (total + b.tie_break()) / SCALE_USD
     elif problem.objective == "min_capex":
         objective = (capex + b.tie_break()) / SCALE_USD
     elif problem.objective == "min_power":
@@ -417,7 +425,11 @@ def solve_problem(problem: Problem, *, solver: str = "highs", time_limit_s: floa
     # program, proving the cost to the last dollar costs more than it is worth.
     status = _run(b, objective, solver, time_limit_s, gap=1e-6 if problem.objective == "min_time" else REL_GAP)
     gap = 0.0 if status == "optimal" else _gap(b)
-    return _extract(b, problem, status, gap, solver, max_time_days)
+    sol = _extract(b, problem, status, gap, solver, max_time_days)
+    if problem.objective == "min_cost_per_token":
+        # The objective that ranks designs is phase 1's; phase 2 only sized the system.
+        sol = replace(sol, objective=primary_value * SCALE_USD)
+    return sol
 
 
 def _usage_cost(b: _Builder, problem: Problem) -> pulp.LpAffineExpression:

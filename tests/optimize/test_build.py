@@ -152,3 +152,31 @@ def test_a_budget_with_slack_does_not_bind_and_a_resolve_agrees(tmp_path):
         cheaper = explain._try(ws, th, limits=replace(ws.limits(), **{field: value}), solver="highs",
                                time_limit_s=None, cutoff=total * (1 - 1e-6))
         assert cheaper is None
+
+
+def test_min_cost_per_token_builds_the_smallest_system_its_plan_needs(tmp_path):
+    """The per-GPU-second charge does not see idle nodes, so a second phase sizes the system: it
+    has exactly the nodes its workloads' options and deadlines need, and the topology's own
+    switch count for that size."""
+    import math
+
+    from designer import topology
+    from designer.optimize import pricing
+    from designer.spec import Deployment
+
+    text = SPECS["two workloads, hybrid"].replace("name: two", "name: two\n        objective: min_cost_per_token")
+    text = text.replace("deployments: [on_prem, cloud]", "deployments: [on_prem]")
+    ws = _workspace(tmp_path, text)
+    th = build.thresholds_of(ws.spec)
+    sol = ws.solve(th)
+    cand = ws.by_key[sol.onprem_key]
+    assert cand.deployment is Deployment.ON_PREM
+    gpn = cand.gpus_per_node
+    used = [(o.gpus, o.time_s, th.deadlines_s[w]) for w, (key, o) in sol.assignment.items()]
+    need = max(math.ceil(g / gpn) for g, _, _ in used)
+    for _, _, deadline in used:
+        load = sum(g * t for g, t, d in used if d <= deadline)
+        need = max(need, math.ceil(load / (gpn * deadline) - 1e-9))
+    assert sol.nodes == need
+    s = topology.summarize(pricing.fabric_request(cand, ws.catalog, sol.nodes, ws.facility))
+    assert sol.counts["leaf"] + sol.counts["spine"] + sol.counts["core"] == s.leaves + s.spines + s.cores
