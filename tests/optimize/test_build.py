@@ -180,3 +180,17 @@ def test_min_cost_per_token_builds_the_smallest_system_its_plan_needs(tmp_path):
     assert sol.nodes == need
     s = topology.summarize(pricing.fabric_request(cand, ws.catalog, sol.nodes, ws.facility))
     assert sol.counts["leaf"] + sol.counts["spine"] + sol.counts["core"] == s.leaves + s.spines + s.cores
+
+
+def test_a_budget_that_only_early_batches_meet_keeps_their_design(tmp_path):
+    """Every batch is solved for min_cost_per_token; when the last batches hold only systems over
+    the budget, their programs are infeasible, and the design found earlier stands."""
+    text = SPECS["two workloads, hybrid"].replace("name: two", "name: two\n        objective: min_cost_per_token")
+    text = text.replace("deployments: [on_prem, cloud]", "deployments: [on_prem]")
+    free = _workspace(tmp_path, text)
+    th = build.thresholds_of(free.spec)
+    sol = free.solve(th)
+    total = sol.capex_usd + sol.opex_usd + sol.cloud_usd
+    tight = _workspace(tmp_path, text.replace("horizon: 2 years", f"horizon: 2 years\n        budget: {{total: ${total * 1.02:.0f}}}"))
+    again = tight.solve(th)
+    assert (again.onprem_key, again.nodes) == (sol.onprem_key, sol.nodes)
