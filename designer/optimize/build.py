@@ -10,9 +10,13 @@ demand and solves by bounds:
    worse network (a tested property).
 2. Each candidate's cost is then bounded below by its servers, their NIC links and the leaves
    those links need at that count (:func:`lower_bound`), with no spines, cores or racks.
-3. Candidates are added to the program in order of that bound, cheapest first; once the program
-   has a feasible answer of cost C, every candidate whose bound is at least C is dropped: it
-   cannot do better. The result is the optimum over all candidates, found after evaluating few.
+3. Candidates are taken in order of that bound, cheapest first, in batches of a few. A design
+   builds at most one on-prem system, so the optimum is the best of the programs over (every
+   cloud instance + one batch); once one has an answer of cost C, every candidate whose bound is
+   at least C is dropped: it cannot do better. The result is the optimum over all candidates,
+   found after evaluating few (``tests/optimize/test_build.py`` compares it with the program
+   over every candidate).
+4. ``min_time`` is solved one on-prem system at a time (:mod:`designer.optimize.min_time`).
 
 All evaluations are kept (not only the qualifying ones) so explanations can say what the best
 utilization or time on a system was.
@@ -426,7 +430,7 @@ class Workspace:
             system = self.systems.get(key)
             if system is None:
                 continue
-            (onprem if isinstance(system, OnPremSystem) else cloud).append(system)
+            found = False
             for w in self.spec.workloads:
                 evals = self.evaluations.get((w.name, key), ())
                 opts = [Option(e.gpus, e.time_s, e.utilization, i) for i, e in enumerate(evals)
@@ -434,6 +438,11 @@ class Workspace:
                         and e.time_s <= th.deadlines_s[w.name] * (1 + 1e-12)]
                 if opts:
                     options[(w.name, key)] = _pareto(opts, keep_time)
+                    found = True
+            # A system no workload can use would only ever be built empty, which no objective
+            # prefers: it stays out of the program.
+            if found:
+                (onprem if isinstance(system, OnPremSystem) else cloud).append(system)
         return Problem(
             workloads=tuple(w.name for w in self.spec.workloads), deadlines_s=th.deadlines_s,
             tokens=MappingProxyType({w.name: w.tokens for w in self.spec.workloads}),
@@ -459,8 +468,9 @@ class Workspace:
     def solve(self, th: Thresholds, *, keys: Iterable[str] | None = None, limits: Limits | None = None,
               objective: str | None = None, solver: str = "highs", time_limit_s: float | None = None,
               cutoff: float | None = None) -> Solution:
-        """Optimum over the candidates ``keys`` (all by default), adding on-prem candidates in order
-        of their cost bound and stopping once the bound reaches the best cost found.
+        """Optimum over the candidates ``keys`` (all by default): on-prem candidates in order of
+        their cost bound, a batch at a time (see the module docstring), stopping once the bound
+        reaches the best cost found (``min_total_cost``; other objectives try every candidate).
 
         Args:
             cutoff: only a design cheaper than this is wanted (a known design's total cost);
