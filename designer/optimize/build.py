@@ -40,7 +40,9 @@ from designer.optimize.candidates import Candidate
 from designer.optimize.evaluate import Evaluation, Evaluator, gpu_count_grid, job_for, plan_constraints
 from designer.optimize.milp import Solution, solve_problem
 from designer.optimize.min_time import solve_min_time
-from designer.optimize.problem import CloudSystem, Economics, Limits, OnPremSystem, Option, Problem
+from designer.optimize.problem import (
+    CloudSystem, Economics, Limits, OnPremSystem, Option, Problem, usage_rate_usd_per_gpu_s,
+)
 from designer.spec import Deployment, Spec
 from designer.units import SECONDS_PER_YEAR
 
@@ -465,6 +467,23 @@ class Workspace:
             sizes[w.name] = min(ok) if ok else None
         return self.lower_bound(key, th, sizes=sizes, keys=keys)
 
+    def _usage_bound(self, key: str, th: Thresholds, keys: Iterable[str] | None = None) -> float:
+        """A lower bound on the ``min_cost_per_token`` objective of any design that builds
+        (evaluated) on-prem ``key``: each workload at the cheaper of its cheapest cloud bill and
+        the system's charge for its fewest GPU-seconds there. Exact without limits, as the charge
+        is per workload and does not depend on the system's size."""
+        system = self.systems.get(key)
+        if not isinstance(system, OnPremSystem):
+            return math.inf
+        rate = usage_rate_usd_per_gpu_s(system, self.economics)
+        bound = 0.0
+        for w in self.spec.workloads:
+            seconds = min((e.gpus * e.time_s for e in self.evaluations.get((w.name, key), ())
+                           if e.estimate is not None and e.utilization >= th.min_utilization - 1e-12
+                           and e.time_s <= th.deadlines_s[w.name] * (1 + 1e-12)), default=math.inf)
+            bound += min(self.cloud_floor(w.name, th, keys), rate * seconds)
+        return bound
+
     def solve(self, th: Thresholds, *, keys: Iterable[str] | None = None, limits: Limits | None = None,
               objective: str | None = None, solver: str = "highs", time_limit_s: float | None = None,
               cutoff: float | None = None) -> Solution:
@@ -483,6 +502,7 @@ class Workspace:
         keys = sorted(self.by_key if keys is None else set(keys))
         objective = objective or self.spec.objective.value
         prunable = objective in _PRUNABLE
+        per_token = objective == "min_cost_per_token"
         cloud = [k for k in keys if self.by_key[k].deployment is Deployment.CLOUD]
         onprem = [k for k in keys if self.by_key[k].deployment is Deployment.ON_PREM]
         ready = [k for k in cloud if self.prepare(k, th)]
@@ -505,8 +525,14 @@ class Workspace:
                     break
                 if prunable and self.lower_bound(k, th, keys=cloud) >= best_total:
                     continue
-                if self.prepare(k, th) and (not prunable or self._refined_bound(k, th, cloud) < best_total):
-                    batch.append(k)
+                if not self.prepare(k, th):
+                    continue
+                if prunable and self._refined_bound(k, th, cloud) >= best_total:
+                    continue
+                if per_token and best is not None and self._usage_bound(k, th, cloud) >= \
+                        best.objective - _SAME_OBJECTIVE * max(1.0, abs(best.objective)):
+                    continue
+                batch.append(k)
             if not batch and (best is not None or pending):
                 continue  # the cloud alone is in every program: solved alone only when nothing else is
             # A design builds at most one on-prem system, so the optimum is the best of the

@@ -55,7 +55,7 @@ from typing import Mapping
 import pulp
 
 from designer.errors import InfeasibleError, SolverError, SolverTimeoutError
-from designer.optimize.problem import FabricShape, OnPremSystem, Option, Problem
+from designer.optimize.problem import FabricShape, OnPremSystem, Option, Problem, usage_rate_usd_per_gpu_s
 from designer.units import SECONDS_PER_YEAR
 
 SOLVERS = ("highs", "cbc")
@@ -433,24 +433,11 @@ def solve_problem(problem: Problem, *, solver: str = "highs", time_limit_s: floa
 
 
 def _usage_cost(b: _Builder, problem: Problem) -> pulp.LpAffineExpression:
-    """On-prem cost charged by GPU-seconds used, at each system's full-horizon cost per GPU-second.
-
-    The rate is the system's price per node (server, its links, its share of a leaf) plus power
-    and maintenance over the horizon, divided by the GPU-seconds a node offers over the horizon.
-    """
-    e = problem.economics
-    years = e.horizon_s / SECONDS_PER_YEAR
+    """On-prem cost charged by GPU-seconds used, at each system's full-horizon cost per GPU-second
+    (:func:`~designer.optimize.problem.usage_rate_usd_per_gpu_s`)."""
     terms = []
     for system in problem.onprem:
-        uc = system.costs
-        sh = system.shape
-        gpn = system.candidate.gpus_per_node
-        per_node_equipment = (uc.node_usd + uc.node_link_usd * sh.rails
-                              + (uc.switch_usd + uc.leaf_spine_link_usd * sh.leaf_up) * sh.rails / max(sh.leaf_down, 1))
-        per_node_power = uc.node_w + uc.node_link_w * sh.rails
-        per_node_total = (per_node_equipment * (1 + e.installation_fraction + e.maintenance_fraction_per_year * years)
-                          + per_node_power * e.pue * e.electricity_usd_per_j * e.horizon_s)
-        rate = per_node_total / (gpn * e.horizon_s)  # USD per GPU-second
+        rate = usage_rate_usd_per_gpu_s(system, problem.economics)
         for (w, key, idx), var in b.x.items():
             if key == system.key:
                 terms.append(rate * b.option_of[(w, key, idx)].gpu_seconds * var)

@@ -6,13 +6,15 @@ program is built; what reaches the program is linear coefficients (STYLE.md 7.3)
 
 from __future__ import annotations
 
-__all__ = ["FabricShape", "UnitCosts", "OnPremSystem", "CloudSystem", "Option", "Economics", "Limits", "Problem"]
+__all__ = ["FabricShape", "UnitCosts", "OnPremSystem", "CloudSystem", "Option", "Economics", "Limits", "Problem",
+           "usage_rate_usd_per_gpu_s"]
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
 from designer.optimize.candidates import Candidate
+from designer.units import SECONDS_PER_YEAR
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,3 +138,17 @@ class Problem:
     # Tie-break rank of each on-prem system (its place in the sorted list of every candidate),
     # so that programs over different subsets of systems price ties alike; None: list order.
     ranks: Mapping[str, int] | None = None
+
+
+def usage_rate_usd_per_gpu_s(system: OnPremSystem, e: Economics) -> float:
+    """What ``min_cost_per_token`` charges an on-prem system per GPU-second used: its full-horizon
+    cost per node (server, its links, its share of a leaf and that leaf's uplinks, installation,
+    maintenance and power at PUE) over the GPU-seconds a node offers in the horizon."""
+    uc, sh = system.costs, system.shape
+    years = e.horizon_s / SECONDS_PER_YEAR
+    per_node_equipment = (uc.node_usd + uc.node_link_usd * sh.rails
+                          + (uc.switch_usd + uc.leaf_spine_link_usd * sh.leaf_up) * sh.rails / max(sh.leaf_down, 1))
+    per_node_power = uc.node_w + uc.node_link_w * sh.rails
+    per_node_total = (per_node_equipment * (1 + e.installation_fraction + e.maintenance_fraction_per_year * years)
+                      + per_node_power * e.pue * e.electricity_usd_per_j * e.horizon_s)
+    return per_node_total / (system.candidate.gpus_per_node * e.horizon_s)

@@ -84,6 +84,23 @@ def test_bound_driven_solve_equals_the_program_over_every_candidate(tmp_path, na
     assert ws.evaluator.calls < full.evaluator.calls
 
 
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_min_cost_per_token_by_batches_equals_the_program_over_every_candidate(tmp_path, name):
+    """Batches, and systems skipped by the usage-charge bound, give the optimum of the one
+    program over every candidate."""
+    text = SPECS[name].replace("horizon:", "objective: min_cost_per_token\n        horizon:")
+    ws = _workspace(tmp_path, text)
+    th = build.thresholds_of(ws.spec)
+    sol = ws.solve(th)
+
+    full = _workspace(tmp_path, text)
+    ready = [c.key for c in full.candidates if full.prepare(c.key, th)]
+    ref = solve_problem(full.problem(ready, th))
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-9, abs=0.01)
+    assert sol.onprem_key == ref.onprem_key and sol.nodes == ref.nodes
+    assert ws.solves < len(ready) / build._BATCH  # the bound skipped most systems
+
 MIN_TIME = """
     version: 1
     name: fastest
