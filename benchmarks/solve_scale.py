@@ -64,6 +64,11 @@ def main() -> None:
         path.write_text(large_spec(workloads))
         print(f"{'large-' + str(workloads):<24}", run(path), flush=True)
     if not args.quick:
+        # The quickstart under the other objective, which evaluates every candidate.
+        text = (root / "examples" / "quickstart.yaml").read_text()
+        path = pathlib.Path(tempfile.mkdtemp()) / "quickstart-per-token.yaml"
+        path.write_text(text.replace("objective: min_total_cost", "objective: min_cost_per_token"))
+        print(f"{'quickstart-per-token':<24}", run(path), flush=True)
         path = pathlib.Path(tempfile.mkdtemp()) / "min-time.yaml"
         path.write_text(min_time_spec())
         print(f"{'min-time-2':<24}", run(path), flush=True)

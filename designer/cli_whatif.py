@@ -26,7 +26,6 @@ from tabulate import tabulate
 
 from designer import units
 from designer.errors import InputError
-from designer.plot import usd_short
 from designer.whatif import VARIABLES, Frontier, Outcome, Sweep, Variation
 
 _DEFAULT_UTILIZATION = "0.5:0.95:0.05"
@@ -198,12 +197,12 @@ def _pct(change: float) -> str:
 
 
 def _status(o: Outcome) -> str:
-    return usd_short(o.total_usd) if o.status == "ok" else o.status
+    return units.format_money_short(o.total_usd) if o.status == "ok" else o.status
 
 
 def _target_text(target: str, value: float) -> str:
     if target == "budget":
-        return usd_short(value)
+        return units.format_money_short(value)
     if target == "utilization":
         return f"{value:.0%}" if round(value * 100, 6).is_integer() else f"{value:.1%}"
     return f"{value:g}x"
@@ -218,7 +217,7 @@ def render_frontier_table(frontier: Frontier) -> str:
         o = p.outcome
         classes = dict(o.classes)
         rows.append([_target_text(frontier.target, p.value), _status(o), o.system or o.reason,
-                     *(usd_short(classes.get(c)) for c in frontier.classes)])
+                     *(units.format_money_short(classes.get(c)) for c in frontier.classes)])
     text = tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True) + "\n"
     for s in frontier.switchovers:
         text += (f"optimum switches between {_target_text(frontier.target, s.low)} and "

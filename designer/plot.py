@@ -51,18 +51,8 @@ def format_of(path: str | Path, allowed: tuple[str, ...] = FORMATS) -> str:
 
 
 def usd_short(usd: float | None) -> str:
-    """Dollars in 3 significant digits with k/M/B: ``$1.37M``; ``-`` for ``None``.
-
-    Examples:
-        >>> usd_short(1370633.4), usd_short(964.0), usd_short(None)
-        ('$1.37M', '$964', '-')
-    """
-    if usd is None or not math.isfinite(usd):
-        return "-"
-    for factor, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
-        if abs(usd) >= factor:
-            return f"${usd / factor:.3g}{suffix}"
-    return f"${usd:.3g}"
+    """Dollars in 3 significant digits with k/M/B (:func:`designer.units.format_money_short`)."""
+    return units.format_money_short(usd)
 
 
 # ---------------------------------------------------------------- DOT

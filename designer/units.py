@@ -39,6 +39,7 @@ __all__ = [
     "SECONDS_PER_DAY",
     "SECONDS_PER_YEAR",
     "JOULES_PER_KWH",
+    "format_money_short",
     "parse_bandwidth",
     "parse_data_size",
     "parse_count",
@@ -409,6 +410,21 @@ def format_count(n: float) -> str:
 def format_money(usd: float) -> str:
     """Format US dollars with thousands separators and cents (``$1,234,567.89``)."""
     return f"-${-usd:,.2f}" if usd < 0 else f"${usd:,.2f}"
+
+
+def format_money_short(usd: float | None) -> str:
+    """Dollars in 3 significant digits with k/M/B: ``$1.37M``; ``-`` for ``None`` or a non-finite value.
+
+    Examples:
+        >>> format_money_short(1370633.4), format_money_short(964.0), format_money_short(None)
+        ('$1.37M', '$964', '-')
+    """
+    if usd is None or not math.isfinite(usd):
+        return "-"
+    for factor, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if abs(usd) >= factor:
+            return f"${usd / factor:.3g}{suffix}"
+    return f"${usd:.3g}"
 
 
 def format_duration(seconds: float) -> str:

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 __all__ = ["build_graph"]
 
-from typing import Iterator
-
-import networkx as nx
+from typing import TYPE_CHECKING, Iterator
 
 from designer.topology import sizing
 from designer.topology.layout import Layout, groups_per_row, layout_for, switches_per_rack
@@ -23,6 +21,9 @@ from designer.topology.schema import (
     ROLE_SPINE, ROLE_SWITCH, SPINE_CORE, SU, TIER, MediaClass, TopologyKind, core_name, leaf_name,
     nic_name, spine_name,
 )
+
+if TYPE_CHECKING:  # networkx takes ~0.1 s to import; only the graph functions load it
+    import networkx as nx
 
 
 def _attrs(role: str, tier: int, *, rail: int = NONE, su: int = NONE, pod: int = NONE,
@@ -179,6 +180,8 @@ def build_graph(request: FabricRequest) -> nx.Graph:
         >>> sorted(g.neighbors("node-0002-nic3"))
         ['leaf-su00-r3']
     """
+    import networkx as nx
+
     plan = sizing.plan_fabric(request)
     g = nx.Graph(request=request, topology=request.topology.value)
     if plan.tiers == 0:

@@ -6,8 +6,7 @@ __all__ = ["check_graph", "graph_problems"]
 
 import math
 from collections import defaultdict
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from designer.errors import TopologyError
 from designer.topology.measure import switch_ports_by_direction
@@ -16,6 +15,9 @@ from designer.topology.schema import (
     CAGES, LINK_TIERS, LINKS, MEDIA, NODE, PORTS, RAIL, RATE, RESERVED, ROLE, ROLE_CLOUD, ROLE_NIC,
     ROLES, SWITCH_ROLES, TIER, MediaClass, TopologyKind,
 )
+
+if TYPE_CHECKING:  # networkx takes ~0.1 s to import; only the graph functions load it
+    import networkx as nx
 
 _EPS = 1e-9
 _MEDIA = {m.value for m in MediaClass}
@@ -29,6 +31,8 @@ def graph_problems(g: nx.Graph) -> list[str]:
     or cages than it has; every leaf's oversubscription is at most the requested one; the fabric is
     connected (rail-only: each rail is, and no two rails are joined).
     """
+    import networkx as nx
+
     req: FabricRequest = g.graph["request"]
     problems: list[str] = []
     nics: dict[int, set[int]] = defaultdict(set)

@@ -12,8 +12,7 @@ __all__ = ["summarize_graph", "switch_ports_by_direction"]
 
 import math
 from collections import defaultdict
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from designer.topology import sizing
 from designer.topology.request import FabricRequest
@@ -23,6 +22,10 @@ from designer.topology.schema import (
     SPINE_CORE, SU, SWITCH_ROLES, TIER, MediaClass, TopologyKind,
 )
 from designer.topology.summary import FabricSummary, TierLinks
+
+if TYPE_CHECKING:  # networkx takes ~0.1 s to import; only the graph functions load it
+    import networkx as nx
+
 
 _OPTICAL = (MediaClass.MULTIMODE.value, MediaClass.SINGLE_MODE.value)
 
@@ -44,6 +47,8 @@ def switch_ports_by_direction(g: nx.Graph, switch: str) -> dict[tuple[str, str],
 
 def _hops(g: nx.Graph, nics: list[str], rail_only: bool, rails: int) -> tuple[int | None, int | None, int | None]:
     """Worst switch hops per class, over pairs of NICs of different servers."""
+    import networkx as nx
+
     groups: dict[tuple[str, int, int], set[int]] = defaultdict(set)
     for nic in nics:
         a = g.nodes[nic]
@@ -72,6 +77,8 @@ def _hops(g: nx.Graph, nics: list[str], rail_only: bool, rails: int) -> tuple[in
 
 def _bisection_links(g: nx.Graph, nics: list[str], nodes: int) -> int:
     """Max flow, in links, from NICs of servers 0 .. nodes//2 - 1 to the other servers' NICs."""
+    import networkx as nx
+
     half = nodes // 2
     if half == 0:
         return 0
@@ -103,6 +110,8 @@ def summarize_graph(g: nx.Graph) -> FabricSummary:
     Returns:
         The measured summary.
     """
+    import networkx as nx
+
     req: FabricRequest = g.graph["request"]
     plan = sizing.plan_fabric(req)
     nodes = dict(g.nodes(data=True))
