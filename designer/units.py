@@ -421,10 +421,11 @@ def format_money_short(usd: float | None) -> str:
     """
     if usd is None or not math.isfinite(usd):
         return "-"
+    sign, usd = ("-", -usd) if usd < 0 else ("", usd)
     for factor, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
-        if abs(usd) >= factor:
-            return f"${usd / factor:.3g}{suffix}"
-    return f"${usd:.3g}"
+        if usd >= factor:
+            return f"{sign}${usd / factor:.3g}{suffix}"
+    return f"{sign}${usd:.3g}"
 
 
 def format_duration(seconds: float) -> str:

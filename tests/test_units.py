@@ -260,3 +260,5 @@ def test_formats_read_as_people_write_them():
     assert units.format_duration(90 * 86400.0) == "90 days"
     assert units.format_power(5e6) == "5 MW"
     assert units.format_data_size(80e9) == "80 GB"
+    assert [units.format_money_short(x) for x in (1370633.4, 964.0, -2.5e9, None, float("inf"))] == \
+        ["$1.37M", "$964", "-$2.5B", "-", "-"]
