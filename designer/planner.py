@@ -10,7 +10,7 @@ from __future__ import annotations
 __all__ = ["plan", "solve", "estimate", "price_solution", "Estimate", "WorkloadEstimate"]
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 
@@ -28,7 +28,7 @@ from designer.optimize.candidates import Candidate, enumerate_candidates
 from designer.optimize.evaluate import Evaluator, job_for
 from designer.optimize.milp import Solution
 from designer.spec import Deployment, Spec
-from designer.units import SECONDS_PER_DAY, SECONDS_PER_YEAR
+from designer.units import SECONDS_PER_DAY, SECONDS_PER_YEAR, format_money, format_power
 
 
 def _workload_result(spec: Spec, name: str, cand: Candidate, est: perf.StepEstimate, cost_usd: float) -> WorkloadResult:
@@ -169,16 +169,89 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
     ws = Workspace(spec, catalog, facility_for(spec, catalog), candidates)
     th = thresholds_of(spec)
     run = dict(solver=solver, time_limit_s=time_limit_s)
+
+    def measure(x: Solution) -> explain.Measures:
+        return measures(ws, x)
+
     try:
         sol = ws.solve(th, **run)
     except InfeasibleError:
-        raise explain.diagnose(ws, th, **run) from None
+        raise explain.diagnose(ws, th, measure=measure, **run) from None
+    sol = _within_limits(ws, th, sol, measure, run)
     warnings = []
     if sol.status != "optimal":
         warnings.append(f"time limit reached: best design found, optimality gap {sol.gap:.2%}")
     alternatives = explain.alternatives(ws, th, sol, price=lambda x: price_solution(ws, x)[1].total_usd, **run)
-    constraints = explain.constraint_status(ws, th, sol, cost=lambda x: price_solution(ws, x)[1], **run)
+    constraints = explain.constraint_status(ws, th, sol, measure=measure, **run)
     return _assemble(ws, sol, alternatives, constraints, tuple(warnings))
+
+
+def measures(ws: Workspace, sol: Solution) -> explain.Measures:
+    """A solution's cost, power and racks as its design shows them: the exact bill of materials
+    (:func:`price_solution`) and the floor layout's racks."""
+    lines, cost, summary, _ = price_solution(ws, sol)
+    power_w = total_power_w(l for l in lines if l.category != "cloud")
+    racks = summary.server_racks + summary.switch_racks if summary is not None else 0
+    return explain.Measures(cost.total_usd, cost.capex_usd, power_w, float(racks))
+
+
+_LIMIT_ROUNDS = 5  # re-solves allowed to bring a design's exact figures under the spec's limits
+
+
+def _within_limits(ws: Workspace, th, sol: Solution, measure, run: dict) -> Solution:
+    """A solution whose exact figures (bill of materials, floor layout) meet the spec's budgets,
+    power and rack limits.
+
+    The program counts racks by a pooled formula and prices links at a reference size, so a
+    design it finds just under a limit can exceed it by a few racks' worth once laid out. When
+    that happens the limit the program sees is lowered by the excess and the program solved
+    again, until the design fits.
+
+    Raises:
+        InfeasibleError: no design fits once the limits are lowered by the excesses found; it
+            names the first design's exact figures as the limits that admit it.
+    """
+    spec_limits = ws.limits()
+    limits = spec_limits
+    first: explain.Measures | None = None
+    for _ in range(_LIMIT_ROUNDS):
+        m = measure(sol)
+        first = first or m
+        tighter = limits
+        if spec_limits.total_usd is not None and m.total_usd > spec_limits.total_usd:
+            tighter = replace(tighter, total_usd=tighter.total_usd - (m.total_usd - spec_limits.total_usd) - 0.01)
+        if spec_limits.capex_usd is not None and m.capex_usd > spec_limits.capex_usd:
+            tighter = replace(tighter, capex_usd=tighter.capex_usd - (m.capex_usd - spec_limits.capex_usd) - 0.01)
+        if spec_limits.power_w is not None and m.power_w > spec_limits.power_w:
+            tighter = replace(tighter, power_w=tighter.power_w - (m.power_w - spec_limits.power_w) - 1e-3)
+        if spec_limits.racks is not None and m.racks > spec_limits.racks:
+            tighter = replace(tighter, racks=int(tighter.racks - (m.racks - spec_limits.racks)))
+        if tighter == limits:
+            return sol
+        limits = tighter
+        try:
+            sol = ws.solve(th, limits=limits, **run)
+        except InfeasibleError:
+            break
+    raise _laid_out_excess(spec_limits, first)
+
+
+def _laid_out_excess(limits, m: explain.Measures) -> InfeasibleError:
+    """The designs that fit the limits as the program counts them exceed them once laid out: say
+    by how much, and the limits at which the cheapest of them fits."""
+    reasons, relax = [], []
+    checks = (("budget.total", limits.total_usd, m.total_usd, format_money),
+              ("budget.capex", limits.capex_usd, m.capex_usd, format_money),
+              ("constraints.max_power", limits.power_w, m.power_w, format_power),
+              ("constraints.max_racks", limits.racks, m.racks, lambda x: f"{x:.0f}"))
+    for name, limit, value, fmt in checks:
+        if limit is not None and value > limit:
+            reasons.append(f"the cheapest design needs {fmt(value)} for {name} once its bill of materials and "
+                           f"racks are laid out, over the limit of {fmt(limit)}")
+            bump = value + 0.01 if name.startswith("budget") else (value * (1 + 1e-6) if "power" in name else value)
+            relax.append(f"raise {name} from {fmt(limit)} to {fmt(bump)}")
+    return InfeasibleError("no design meets every limit once laid out", reasons=tuple(reasons),
+                           relaxations=tuple(relax))
 
 
 def solve(spec: Spec | str | Path, catalog: Catalog | None = None, **kwargs) -> Design:

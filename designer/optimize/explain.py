@@ -9,9 +9,9 @@ a re-solve (budgets, power, racks) or is found by bisection (utilization, deadli
 
 from __future__ import annotations
 
-__all__ = ["diagnose", "alternatives", "constraint_status"]
+__all__ = ["diagnose", "alternatives", "constraint_status", "Measures", "program_measures"]
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Callable
 
@@ -28,6 +28,23 @@ _DEADLINE_STEP = 0.005  # relative precision of a suggested deadline
 _MAX_DEADLINE_FACTOR = 20.0
 _BIND_STEP = 0.10  # loosening step of the binding test (budgets, power, racks, deadlines)
 _UTIL_BIND_STEP = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class Measures:
+    """What a design costs and occupies, as its bill of materials and floor layout count it (the
+    program counts racks by a pooled formula and prices links at a reference size, so its own
+    figures can fall a little short)."""
+
+    total_usd: float
+    capex_usd: float
+    power_w: float
+    racks: float
+
+
+def program_measures(sol: Solution) -> Measures:
+    """The program's own figures of a solution (when no exact pricing is given)."""
+    return Measures(_total(sol), sol.capex_usd, sol.extras["power_w"], sol.extras["racks"])
 
 
 def _try(ws: Workspace, th: Thresholds, *, limits: Limits | None = None, keys=None,
@@ -95,9 +112,11 @@ def _bisect_low(lo: float, hi: float, ok: Callable[[float], bool], step: float) 
     return lo
 
 
-def diagnose(ws: Workspace, th: Thresholds, *, solver: str, time_limit_s: float | None) -> InfeasibleError:
+def diagnose(ws: Workspace, th: Thresholds, *, solver: str, time_limit_s: float | None,
+             measure: Callable[[Solution], Measures] = program_measures) -> InfeasibleError:
     """Explain an infeasible spec: what conflicts, and the smallest change to each limit that makes
-    it feasible (each found by solving with only that limit changed)."""
+    it feasible (each found by solving with only that limit changed). A suggested limit is the
+    larger of the program's figure and the exact one (``measure``), so the design it buys fits it."""
     spec = ws.spec
     limits = ws.limits()
     run = dict(solver=solver, time_limit_s=time_limit_s)
@@ -106,22 +125,26 @@ def diagnose(ws: Workspace, th: Thresholds, *, solver: str, time_limit_s: float 
     if limits.total_usd is not None:
         sol = _try(ws, th, limits=replace(limits, total_usd=None), **run)
         if sol is not None:
-            relax.append(f"raise budget.total from {format_money(limits.total_usd)} to {format_money(_total(sol) + 0.01)}")
-            reasons.append(f"the cheapest design costs {format_money(_total(sol))} in total, over the "
+            need = max(_total(sol), measure(sol).total_usd)
+            relax.append(f"raise budget.total from {format_money(limits.total_usd)} to {format_money(need + 0.01)}")
+            reasons.append(f"the cheapest design costs {format_money(need)} in total, over the "
                            f"{format_money(limits.total_usd)} budget")
     if limits.capex_usd is not None:
         sol = _try(ws, th, limits=replace(limits, capex_usd=None), objective="min_capex", **run)
         if sol is not None:
-            relax.append(f"raise budget.capex from {format_money(limits.capex_usd)} to {format_money(sol.capex_usd + 0.01)}")
+            need = max(sol.capex_usd, measure(sol).capex_usd)
+            relax.append(f"raise budget.capex from {format_money(limits.capex_usd)} to {format_money(need + 0.01)}")
     if limits.power_w is not None:
         sol = _try(ws, th, limits=replace(limits, power_w=None), objective="min_power", **run)
         if sol is not None:
+            need = max(sol.extras["power_w"], measure(sol).power_w)
             relax.append(f"raise constraints.max_power from {format_power(limits.power_w)} to "
-                         f"{format_power(sol.extras['power_w'] * (1 + 1e-6))}")
+                         f"{format_power(need * (1 + 1e-6))}")
     if limits.racks is not None:
         sol = _try(ws, th, limits=replace(limits, racks=None), objective="min_racks", **run)
         if sol is not None:
-            relax.append(f"raise constraints.max_racks from {limits.racks} to {int(round(sol.extras['racks']))}")
+            need = max(sol.extras["racks"], measure(sol).racks)
+            relax.append(f"raise constraints.max_racks from {limits.racks} to {int(round(need))}")
     if th.min_utilization > 0:
         found = _bisect_low(0.0, th.min_utilization,
                             lambda u: _try(ws, replace(th, min_utilization=u), **run) is not None, _UTIL_STEP)
@@ -214,7 +237,8 @@ def alternatives(ws: Workspace, th: Thresholds, sol: Solution, *, solver: str, t
 
 
 def constraint_status(ws: Workspace, th: Thresholds, sol: Solution, *, solver: str,
-                      time_limit_s: float | None, cost: Callable[[Solution], object] | None = None) -> list[ConstraintStatus]:
+                      time_limit_s: float | None,
+                      measure: Callable[[Solution], Measures] = program_measures) -> list[ConstraintStatus]:
     """Every constraint of the spec at the chosen design: value, limit, slack, and whether it binds.
 
     A constraint binds when loosening it, and only it, by a step lets the solver find a better
@@ -223,17 +247,16 @@ def constraint_status(ws: Workspace, th: Thresholds, sol: Solution, *, solver: s
     discrete: a deadline with days to spare can still bind when the next smaller cluster would
     miss it by a day.
 
-    ``cost`` prices a solution exactly (its bill of materials: ``total_usd`` and ``capex_usd``);
-    the budgets' values and slack are reported at that price, the one the design shows.
+    Values and slack are reported as ``measure`` counts them: the bill of materials and floor
+    layout when the planner passes them, the figures the design shows.
     """
     spec = ws.spec
     run = dict(solver=solver, time_limit_s=time_limit_s)
     limits = ws.limits()
 
     total = _total(sol)
-    exact = cost(sol) if cost is not None else None
-    shown_total = exact.total_usd if exact is not None else total
-    shown_capex = exact.capex_usd if exact is not None else sol.capex_usd
+    shown = measure(sol)
+    shown_total, shown_capex = shown.total_usd, shown.capex_usd
     prunable = ws.spec.objective.value == "min_total_cost"
 
     def binds(t: Thresholds = th, lim: Limits = limits) -> bool:
@@ -257,11 +280,11 @@ def constraint_status(ws: Workspace, th: Thresholds, sol: Solution, *, solver: s
                                     not slack and binds(lim=replace(limits, capex_usd=limits.capex_usd * step)),
                                     limits.capex_usd - shown_capex, "USD"))
     if limits.power_w is not None:
-        p = sol.extras["power_w"]
+        p = shown.power_w
         out.append(ConstraintStatus("constraints.max_power", limits.power_w, p,
                                     binds(lim=replace(limits, power_w=limits.power_w * step)), limits.power_w - p, "W"))
     if limits.racks is not None:
-        r = sol.extras["racks"]
+        r = shown.racks
         out.append(ConstraintStatus("constraints.max_racks", float(limits.racks), r,
                                     binds(lim=replace(limits, racks=int(limits.racks * step) + 1)), limits.racks - r,
                                     "racks"))
