@@ -37,11 +37,13 @@ from designer.catalog_types import Catalog, Facility
 from designer.errors import CatalogError, InfeasibleError, PerfError, TopologyError
 from designer.optimize import pricing
 from designer.optimize.candidates import Candidate
-from designer.optimize.evaluate import Evaluation, Evaluator, gpu_count_grid, job_for, plan_constraints
+from designer.optimize.evaluate import (
+    Evaluation, Evaluator, best_view, gpu_count_grid, ideal_view, job_for, plan_constraints,
+)
 from designer.optimize.milp import Solution, solve_problem
 from designer.optimize.min_time import solve_min_time
 from designer.optimize.problem import (
-    CloudSystem, Economics, Limits, OnPremSystem, Option, Problem, usage_rate_usd_per_gpu_s,
+    CloudSystem, Economics, Limits, OnPremSystem, Option, Problem, pareto, usage_rate_usd_per_gpu_s,
 )
 from designer.spec import Deployment, Spec
 from designer.units import SECONDS_PER_YEAR
@@ -71,46 +73,6 @@ def thresholds_of(spec: Spec) -> Thresholds:
     """The spec's own thresholds (a workload without a deadline has the horizon)."""
     return Thresholds(spec.constraints.min_utilization,
                       MappingProxyType({w.name: w.deadline_s or spec.horizon_s for w in spec.workloads}))
-
-
-def _ideal_view(catalog: Catalog, cand: Candidate) -> tuple[tuple, perf.NetworkView]:
-    """An ideal network for this GPU (1 PB/s per GPU, no latency, no taper), and a cache key."""
-    gpu = catalog.gpus[cand.gpu]
-    view = perf.NetworkView(gpus_per_node=cand.gpus_per_node, inter_Bps_per_gpu=1e15, efficiency=1.0,
-                            host_latency_s=0.0, switch_latency_s=0.0, hops=1, oversubscription=1.0,
-                            bisection_Bps_per_gpu=1e15, in_network_reduction=True, scaleup_Bps=gpu.scaleup_Bps,
-                            fabric="ideal")
-    return (gpu.name, cand.gpus_per_node, "ideal"), view
-
-
-def _best_view(catalog: Catalog, cand: Candidate) -> tuple[tuple, perf.NetworkView]:
-    """The best network any topology of this candidate's kind can give its GPUs, and a cache key.
-
-    Same NIC rate per GPU and the same fabric profile (efficiency, host latency, in-network
-    reduction) as the candidate, but one switch hop, no taper, full bisection and no rail-only
-    detour: every real topology of that kind is at most as good, and the performance model never
-    predicts a faster step on a worse network (more bandwidth, less latency, fewer hops and less
-    taper never slow a step; a tested property).
-    """
-    gpu = catalog.gpus[cand.gpu]
-    if cand.deployment is Deployment.CLOUD:
-        inst = catalog.clouds[cand.server]
-        per_gpu = inst.network_Bps / inst.gpus
-        profile = catalog.fabrics[inst.network.value]
-        switch_latency = 0.0
-    else:
-        server = catalog.servers[cand.server]
-        rate = cand.link_rate_Bps or catalog.nics[server.nic].rate_Bps
-        per_gpu = rate * server.nics / server.gpus
-        profile = catalog.fabrics[cand.fabric]
-        switch_latency = min(sw.latency_s for sw in catalog.switches.values())
-    key = (gpu.name, cand.gpus_per_node, round(per_gpu), profile.name)
-    view = perf.NetworkView(gpus_per_node=cand.gpus_per_node, inter_Bps_per_gpu=per_gpu,
-                            efficiency=profile.efficiency, host_latency_s=profile.host_latency_s,
-                            switch_latency_s=switch_latency, hops=1, oversubscription=1.0,
-                            in_network_reduction=profile.in_network_reduction, scaleup_Bps=gpu.scaleup_Bps,
-                            fabric=f"best {profile.name}")
-    return key, view
 
 
 class Workspace:
@@ -190,11 +152,11 @@ class Workspace:
 
     def ideal_gpus(self, w, cand: Candidate, th: Thresholds, *, best: bool = True) -> int | None:
         """Smallest grid GPU count meeting ``th`` for ``w`` on the best network of the candidate's
-        kind (:func:`_best_view`), or with ``best=False`` on an ideal network (:func:`_ideal_view`,
+        kind (:func:`~designer.optimize.evaluate.best_view`), or with ``best=False`` on an ideal network (:func:`~designer.optimize.evaluate.ideal_view`,
         cheaper: shared by every candidate with this GPU); no real topology qualifies with fewer.
         None if none."""
         gpu = self.catalog.gpus[cand.gpu]
-        view_key, view = (_best_view if best else _ideal_view)(self.catalog, cand)
+        view_key, view = (best_view if best else ideal_view)(self.catalog, cand)
         key = (w.name, view_key, cand.deployment.value, th.min_utilization, th.deadlines_s[w.name])
         if key not in self._ideal:
             cluster = perf.Cluster(gpu=gpu, network=view)
@@ -439,7 +401,7 @@ class Workspace:
                         if e.estimate is not None and e.utilization >= th.min_utilization - 1e-12
                         and e.time_s <= th.deadlines_s[w.name] * (1 + 1e-12)]
                 if opts:
-                    options[(w.name, key)] = _pareto(opts, keep_time)
+                    options[(w.name, key)] = pareto(opts, keep_time)
                     found = True
             # A system no workload can use would only ever be built empty, which no objective
             # prefers: it stays out of the program.
@@ -554,22 +516,3 @@ class Workspace:
             raise InfeasibleError("no design over the candidates meets the constraints"
                                   + (" and is cheaper than the cutoff" if cutoff is not None else ""))
         return best
-
-
-def _pareto(options: list[Option], keep_time: bool) -> tuple[Option, ...]:
-    """Drop options no objective can prefer: another uses no more GPUs and no more GPU-time
-    (and, for ``min_time``, is no slower)."""
-    kept = []
-    for o in options:
-        dominated = False
-        for q in options:
-            if q is o:
-                continue
-            no_worse = q.gpus <= o.gpus and q.gpu_seconds <= o.gpu_seconds and (not keep_time or q.time_s <= o.time_s)
-            strictly = q.gpus < o.gpus or q.gpu_seconds < o.gpu_seconds or (keep_time and q.time_s < o.time_s)
-            if no_worse and (strictly or q.index < o.index):
-                dominated = True
-                break
-        if not dominated:
-            kept.append(o)
-    return tuple(kept)

@@ -15,6 +15,8 @@ __all__ = [
     "plan_constraints",
     "network_view",
     "gpu_count_grid",
+    "ideal_view",
+    "best_view",
 ]
 
 import math
@@ -194,3 +196,43 @@ class Evaluator:
             except PerfError as exc:
                 self._results[key] = Evaluation(gpus, None, str(exc))
         return self._results[key]
+
+
+def ideal_view(catalog: Catalog, cand: Candidate) -> tuple[tuple, perf.NetworkView]:
+    """An ideal network for this GPU (1 PB/s per GPU, no latency, no taper), and a cache key."""
+    gpu = catalog.gpus[cand.gpu]
+    view = perf.NetworkView(gpus_per_node=cand.gpus_per_node, inter_Bps_per_gpu=1e15, efficiency=1.0,
+                            host_latency_s=0.0, switch_latency_s=0.0, hops=1, oversubscription=1.0,
+                            bisection_Bps_per_gpu=1e15, in_network_reduction=True, scaleup_Bps=gpu.scaleup_Bps,
+                            fabric="ideal")
+    return (gpu.name, cand.gpus_per_node, "ideal"), view
+
+
+def best_view(catalog: Catalog, cand: Candidate) -> tuple[tuple, perf.NetworkView]:
+    """The best network any topology of this candidate's kind can give its GPUs, and a cache key.
+
+    Same NIC rate per GPU and the same fabric profile (efficiency, host latency, in-network
+    reduction) as the candidate, but one switch hop, no taper, full bisection and no rail-only
+    detour: every real topology of that kind is at most as good, and the performance model never
+    predicts a faster step on a worse network (more bandwidth, less latency, fewer hops and less
+    taper never slow a step; a tested property).
+    """
+    gpu = catalog.gpus[cand.gpu]
+    if cand.deployment is Deployment.CLOUD:
+        inst = catalog.clouds[cand.server]
+        per_gpu = inst.network_Bps / inst.gpus
+        profile = catalog.fabrics[inst.network.value]
+        switch_latency = 0.0
+    else:
+        server = catalog.servers[cand.server]
+        rate = cand.link_rate_Bps or catalog.nics[server.nic].rate_Bps
+        per_gpu = rate * server.nics / server.gpus
+        profile = catalog.fabrics[cand.fabric]
+        switch_latency = min(sw.latency_s for sw in catalog.switches.values())
+    key = (gpu.name, cand.gpus_per_node, round(per_gpu), profile.name)
+    view = perf.NetworkView(gpus_per_node=cand.gpus_per_node, inter_Bps_per_gpu=per_gpu,
+                            efficiency=profile.efficiency, host_latency_s=profile.host_latency_s,
+                            switch_latency_s=switch_latency, hops=1, oversubscription=1.0,
+                            in_network_reduction=profile.in_network_reduction, scaleup_Bps=gpu.scaleup_Bps,
+                            fabric=f"best {profile.name}")
+    return key, view

@@ -7,7 +7,7 @@ program is built; what reaches the program is linear coefficients (STYLE.md 7.3)
 from __future__ import annotations
 
 __all__ = ["FabricShape", "UnitCosts", "OnPremSystem", "CloudSystem", "Option", "Economics", "Limits", "Problem",
-           "usage_rate_usd_per_gpu_s"]
+           "usage_rate_usd_per_gpu_s", "pareto"]
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -152,3 +152,22 @@ def usage_rate_usd_per_gpu_s(system: OnPremSystem, e: Economics) -> float:
     per_node_total = (per_node_equipment * (1 + e.installation_fraction + e.maintenance_fraction_per_year * years)
                       + per_node_power * e.pue * e.electricity_usd_per_j * e.horizon_s)
     return per_node_total / (system.candidate.gpus_per_node * e.horizon_s)
+
+
+def pareto(options: list[Option], keep_time: bool) -> tuple[Option, ...]:
+    """Drop options no objective can prefer: another uses no more GPUs and no more GPU-time
+    (and, for ``min_time``, is no slower)."""
+    kept = []
+    for o in options:
+        dominated = False
+        for q in options:
+            if q is o:
+                continue
+            no_worse = q.gpus <= o.gpus and q.gpu_seconds <= o.gpu_seconds and (not keep_time or q.time_s <= o.time_s)
+            strictly = q.gpus < o.gpus or q.gpu_seconds < o.gpu_seconds or (keep_time and q.time_s < o.time_s)
+            if no_worse and (strictly or q.index < o.index):
+                dominated = True
+                break
+        if not dominated:
+            kept.append(o)
+    return tuple(kept)
