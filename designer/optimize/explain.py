@@ -213,8 +213,13 @@ def alternatives(ws: Workspace, th: Thresholds, sol: Solution, *, solver: str, t
             delta = total - chosen_total
             reason = (f"costs {format_money(delta)} more" if delta >= 0
                       else f"costs {format_money(-delta)} less but loses on {ws.spec.objective.value}")
+            budget = ws.limits().total_usd
+            fits = budget is None or total <= budget
+            if not fits:
+                # It fits the budget as the program counts racks, not once laid out by row.
+                reason = f"over budget once laid out: {format_money(total)} > {format_money(budget)}"
             out.append(Alternative(label, main.deployment.value, main.fabric, main.topology, main.server,
-                                   _nodes(ws, alt), total, delta, True, reason))
+                                   _nodes(ws, alt), total, delta, fits, reason))
             continue
         reasons = _best_achievable(ws, th, keys)
         if not reasons:

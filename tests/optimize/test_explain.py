@@ -1,0 +1,51 @@
+"""Explanations priced as the design is: an alternative that the program fits under the budget
+but whose bill of materials does not is reported as over budget, not as a cheaper option."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from designer import inputs
+from designer.optimize import build, explain
+from designer.optimize.candidates import enumerate_candidates
+
+SPEC = """
+    version: 1
+    name: alts
+    horizon: 2 years
+    budget: {total: $50M}
+    workloads:
+      - {name: w, model: {preset: llama3-8b}, tokens: 300B, global_batch: 512, deadline: 30 days}
+    constraints:
+      min_utilization: 0.6
+      deployments: [on_prem, cloud]
+      gpus: [h100-sxm]
+    """
+
+
+def _workspace(tmp_path: Path) -> build.Workspace:
+    path = tmp_path / "spec.yaml"
+    path.write_text(textwrap.dedent(SPEC))
+    spec, catalog = inputs.load_inputs(path)
+    candidates, _ = enumerate_candidates(spec, catalog)
+    return build.Workspace(spec, catalog, inputs.facility_for(spec, catalog), candidates)
+
+
+def test_an_alternative_over_budget_once_priced_exactly_is_not_offered(tmp_path):
+    ws = _workspace(tmp_path)
+    th = build.thresholds_of(ws.spec)
+    sol = ws.solve(th)
+    chosen = explain._total(sol)
+
+    def inflated(x):  # every other design lays out $60M dearer than the program counts it
+        return explain._total(x) + (0.0 if x.onprem_key == sol.onprem_key and x.assignment == sol.assignment else 60e6)
+
+    alts = explain.alternatives(ws, th, sol, solver="highs", time_limit_s=None, price=inflated)
+    others = [a for a in alts if a.reason != "chosen" and a.total_usd is not None]
+    assert others, "the spec should offer alternatives in other classes"
+    for a in others:
+        assert not a.feasible and a.reason.startswith("over budget once laid out: $"), a
+    honest = explain.alternatives(ws, th, sol, solver="highs", time_limit_s=None)
+    assert any(a.feasible and a.reason.startswith("costs") for a in honest if a.reason != "chosen")
+    assert chosen <= 50e6
