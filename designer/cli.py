@@ -17,6 +17,7 @@ from typing import Callable, List, Optional
 import typer
 
 from designer import __version__
+from designer.cli_common import SOLVER_OPTION, TIME_LIMIT_OPTION, SolverName
 from designer.errors import DesignerError, InfeasibleError, InputError
 
 app = typer.Typer(
@@ -106,11 +107,6 @@ class SolveFormat(str, Enum):
     markdown = "markdown"
 
 
-class SolverName(str, Enum):
-    highs = "highs"
-    cbc = "cbc"
-
-
 class BomFormat(str, Enum):
     github = "github"
     markdown = "markdown"
@@ -158,8 +154,8 @@ def solve(
     spec_path: Path = typer.Argument(..., metavar="SPEC", help="The spec to solve.", show_default=False),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the design file here (YAML)."),
     fmt: SolveFormat = typer.Option(SolveFormat.table, "--format", "-f", help="What to print."),
-    solver: SolverName = typer.Option(SolverName.highs, "--solver", help="MILP solver."),
-    time_limit: Optional[float] = typer.Option(None, "--time-limit", min=0.1, help="Solver time limit in seconds."),
+    solver: SolverName = SOLVER_OPTION,
+    time_limit: Optional[float] = TIME_LIMIT_OPTION,
 ) -> None:
     """Find the cheapest design meeting every constraint. Exit 0 solved, 2 bad input, 3 infeasible, 4 no answer in time."""
     from designer import atomic, design as design_mod, inputs, planner, report

@@ -17,7 +17,6 @@ import os
 import re
 import sys
 import tempfile
-from enum import Enum
 from pathlib import Path
 from typing import Any, Callable, List, Optional
 
@@ -25,16 +24,12 @@ import typer
 from tabulate import tabulate
 
 from designer import units
+from designer.cli_common import JOBS_OPTION, SOLVER_OPTION, TIME_LIMIT_OPTION, SolverName
 from designer.errors import InputError
 from designer.whatif import VARIABLES, Frontier, Outcome, Sweep, Variation
 
 _DEFAULT_UTILIZATION = "0.5:0.95:0.05"
 MAX_POINTS = 200  # most values in one range: each is a full solve
-
-
-class _Solver(str, Enum):
-    highs = "highs"
-    cbc = "cbc"
 
 
 def _run(body: Callable[[], int | None]) -> None:
@@ -324,9 +319,9 @@ def frontier_command(
                                                  help="Scale every deadline, e.g. 0.5:2:0.25."),
     budget: Optional[str] = typer.Option(None, "--budget", metavar="START:STOP:STEP",
                                          help="Total budgets, e.g. $5M:$30M:$5M."),
-    solver: _Solver = typer.Option(_Solver.highs, "--solver", help="MILP solver."),
-    time_limit: Optional[float] = typer.Option(None, "--time-limit", min=0.1, help="Solver time limit per solve (s)."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel solves (default: the available cores)."),
+    solver: SolverName = SOLVER_OPTION,
+    time_limit: Optional[float] = TIME_LIMIT_OPTION,
+    jobs: Optional[int] = JOBS_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of the table."),
 ) -> None:
     """Total cost against a target (utilization, deadlines or budget), per fabric and deployment class."""
@@ -375,9 +370,9 @@ def sweep_command(
                                         "gpu_price, server_price, switch_price, optics_price, cloud_price, "
                                         "electricity."),
     steps: int = typer.Option(5, "--steps", min=2, max=50, help="Grid values per price, ends included."),
-    solver: _Solver = typer.Option(_Solver.highs, "--solver", help="MILP solver."),
-    time_limit: Optional[float] = typer.Option(None, "--time-limit", min=0.1, help="Solver time limit per solve (s)."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Parallel solves (default: the available cores)."),
+    solver: SolverName = SOLVER_OPTION,
+    time_limit: Optional[float] = TIME_LIMIT_OPTION,
+    jobs: Optional[int] = JOBS_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of the tables."),
 ) -> None:
     """How the chosen design depends on prices: re-solve across each range and locate every change (to 1%)."""

@@ -27,6 +27,7 @@ from designer.optimize.build import Workspace, thresholds_of
 from designer.optimize.candidates import Candidate, enumerate_candidates
 from designer.optimize.evaluate import Evaluator, job_for
 from designer.optimize.milp import Solution
+from designer.optimize.problem import Limits
 from designer.spec import Deployment, Spec
 from designer.units import SECONDS_PER_DAY, SECONDS_PER_YEAR, format_money, format_power
 
@@ -108,14 +109,14 @@ def _assemble(ws: Workspace, sol: Solution, alternatives, constraints, warnings:
         if cand.deployment is Deployment.CLOUD:
             cloud_kinds.add(cand)
         results.append(_workload_result(spec, w.name, cand, est, cloud_costs.get(w.name, 0.0)))
-    power_w = total_power_w(l for l in lines if l.category != "cloud")
+    shown = _measures_of(lines, cost, summary)
     if onprem is not None:
         deployment = "hybrid" if cloud_kinds else "on_prem"
         main = onprem
         gpu = catalog.servers[onprem.server].gpu
         nodes, gpus = sol.nodes, sol.nodes * onprem.gpus_per_node
         tiers = summary.tiers
-        racks = summary.server_racks + summary.switch_racks
+        racks = int(shown.racks)
     else:
         deployment = "cloud"
         # The instance type that runs the most GPUs names the system (then key order).
@@ -132,7 +133,7 @@ def _assemble(ws: Workspace, sol: Solution, alternatives, constraints, warnings:
     system = SystemChoice(
         deployment=deployment, server=main.server, gpu=gpu, nodes=nodes, gpus=gpus, fabric=main.fabric,
         topology=main.topology, oversubscription=main.oversubscription, switch=main.switch, tiers=tiers,
-        racks=racks, power_kw=power_w / 1e3,
+        racks=racks, power_kw=shown.power_w / 1e3,
         pricing=spec.constraints.pricing.value if cloud_kinds else None,
     )
     return Design(
@@ -181,21 +182,43 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
     warnings = []
     if sol.status != "optimal":
         warnings.append(f"time limit reached: best design found, optimality gap {sol.gap:.2%}")
-    alternatives = explain.alternatives(ws, th, sol, price=lambda x: price_solution(ws, x)[1].total_usd, **run)
+    alternatives = explain.alternatives(ws, th, sol, measure=measure, **run)
     constraints = explain.constraint_status(ws, th, sol, measure=measure, **run)
     return _assemble(ws, sol, alternatives, constraints, tuple(warnings))
 
 
 def measures(ws: Workspace, sol: Solution) -> explain.Measures:
-    """A solution's cost, power and racks as its design shows them: the exact bill of materials
-    (:func:`price_solution`) and the floor layout's racks."""
+    """A solution's cost, power and racks as its design shows them (:func:`price_solution`)."""
     lines, cost, summary, _ = price_solution(ws, sol)
+    return _measures_of(lines, cost, summary)
+
+
+def _measures_of(lines, cost: CostBreakdown, summary) -> explain.Measures:
+    """Cost, IT power (every non-cloud line) and racks (the floor layout's) of a priced design."""
     power_w = total_power_w(l for l in lines if l.category != "cloud")
     racks = summary.server_racks + summary.switch_racks if summary is not None else 0
     return explain.Measures(cost.total_usd, cost.capex_usd, power_w, float(racks))
 
 
 _LIMIT_ROUNDS = 5  # re-solves allowed to bring a design's exact figures under the spec's limits
+# The limits checked on a design's own figures: the spec's name, the field (the same in Limits
+# and Measures), how to print it, and the margin a lowered limit keeps below the excess.
+_CHECKED = (
+    ("budget.total", "total_usd", format_money, 0.01),
+    ("budget.capex", "capex_usd", format_money, 0.01),
+    ("constraints.max_power", "power_w", format_power, 1e-3),
+    ("constraints.max_racks", "racks", lambda x: f"{x:.0f}", 0.0),
+)
+
+
+def _excess(limits: Limits, m: explain.Measures) -> dict[str, float]:
+    """By how much each limit of :data:`_CHECKED` is exceeded by ``m`` (only those exceeded)."""
+    out = {}
+    for _, field, _, _ in _CHECKED:
+        limit = getattr(limits, field)
+        if limit is not None and getattr(m, field) > limit:
+            out[field] = getattr(m, field) - limit
+    return out
 
 
 def _within_limits(ws: Workspace, th, sol: Solution, measure, run: dict) -> Solution:
@@ -213,43 +236,38 @@ def _within_limits(ws: Workspace, th, sol: Solution, measure, run: dict) -> Solu
     """
     spec_limits = ws.limits()
     limits = spec_limits
-    first: explain.Measures | None = None
+    first = measure(sol)
+    m = first
     for _ in range(_LIMIT_ROUNDS):
-        m = measure(sol)
-        first = first or m
-        tighter = limits
-        if spec_limits.total_usd is not None and m.total_usd > spec_limits.total_usd:
-            tighter = replace(tighter, total_usd=tighter.total_usd - (m.total_usd - spec_limits.total_usd) - 0.01)
-        if spec_limits.capex_usd is not None and m.capex_usd > spec_limits.capex_usd:
-            tighter = replace(tighter, capex_usd=tighter.capex_usd - (m.capex_usd - spec_limits.capex_usd) - 0.01)
-        if spec_limits.power_w is not None and m.power_w > spec_limits.power_w:
-            tighter = replace(tighter, power_w=tighter.power_w - (m.power_w - spec_limits.power_w) - 1e-3)
-        if spec_limits.racks is not None and m.racks > spec_limits.racks:
-            tighter = replace(tighter, racks=int(tighter.racks - (m.racks - spec_limits.racks)))
-        if tighter == limits:
+        over = _excess(spec_limits, m)
+        if not over:
             return sol
-        limits = tighter
+        margins = {field: margin for _, field, _, margin in _CHECKED}
+        lowered = {f: getattr(limits, f) - excess - margins[f] for f, excess in over.items()}
+        if "racks" in lowered:
+            lowered["racks"] = int(lowered["racks"])
+        limits = replace(limits, **lowered)
         try:
             sol = ws.solve(th, limits=limits, **run)
         except InfeasibleError:
             break
+        m = measure(sol)
     raise _laid_out_excess(spec_limits, first)
 
 
-def _laid_out_excess(limits, m: explain.Measures) -> InfeasibleError:
+def _laid_out_excess(limits: Limits, m: explain.Measures) -> InfeasibleError:
     """The designs that fit the limits as the program counts them exceed them once laid out: say
     by how much, and the limits at which the cheapest of them fits."""
     reasons, relax = [], []
-    checks = (("budget.total", limits.total_usd, m.total_usd, format_money),
-              ("budget.capex", limits.capex_usd, m.capex_usd, format_money),
-              ("constraints.max_power", limits.power_w, m.power_w, format_power),
-              ("constraints.max_racks", limits.racks, m.racks, lambda x: f"{x:.0f}"))
-    for name, limit, value, fmt in checks:
-        if limit is not None and value > limit:
-            reasons.append(f"the cheapest design needs {fmt(value)} for {name} once its bill of materials and "
-                           f"racks are laid out, over the limit of {fmt(limit)}")
-            bump = value + 0.01 if name.startswith("budget") else (value * (1 + 1e-6) if "power" in name else value)
-            relax.append(f"raise {name} from {fmt(limit)} to {fmt(bump)}")
+    over = _excess(limits, m)
+    for name, field, fmt, _ in _CHECKED:
+        if field not in over:
+            continue
+        value, limit = getattr(m, field), getattr(limits, field)
+        reasons.append(f"the cheapest design needs {fmt(value)} for {name} once its bill of materials and "
+                       f"racks are laid out, over the limit of {fmt(limit)}")
+        bump = {"total_usd": value + 0.01, "capex_usd": value + 0.01, "power_w": value * (1 + 1e-6)}.get(field, value)
+        relax.append(f"raise {name} from {fmt(limit)} to {fmt(bump)}")
     return InfeasibleError("no design meets every limit once laid out", reasons=tuple(reasons),
                            relaxations=tuple(relax))
 

@@ -9,7 +9,7 @@ software versions in the files, and SVG element ids from a fixed salt.
 
 from __future__ import annotations
 
-__all__ = ["IMAGE_FORMATS", "FORMATS", "format_of", "usd_short", "check_matplotlib", "render_dot",
+__all__ = ["IMAGE_FORMATS", "FORMATS", "format_of", "check_matplotlib", "render_dot",
            "render_drawing", "render_frontier"]
 
 import io
@@ -48,11 +48,6 @@ def format_of(path: str | Path, allowed: tuple[str, ...] = FORMATS) -> str:
         raise InputError(f"cannot write {str(path)!r}: unknown picture format {('.' + ext) if ext else '(none)'}; "
                          f"use one of {shown}")
     return ext
-
-
-def usd_short(usd: float | None) -> str:
-    """Dollars in 3 significant digits with k/M/B (:func:`designer.units.format_money_short`)."""
-    return units.format_money_short(usd)
 
 
 # ---------------------------------------------------------------- DOT
@@ -292,9 +287,9 @@ def render_frontier(frontier: Frontier, fmt: str, *, name: str = "") -> bytes:
             ax.text(mid, 0.98, f" -> {s.after}", rotation=90, va="top", ha="right", fontsize=8, color="#333333",
                     transform=ax.get_xaxis_transform(), zorder=5,
                     bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1.0})
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: usd_short(y)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: units.format_money_short(y)))
         if frontier.target == "budget":
-            ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: usd_short(x)))
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: units.format_money_short(x)))
         elif frontier.target == "utilization":
             ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:.0%}"))
         ax.set_xlabel(_TARGET_AXES.get(frontier.target, frontier.target))

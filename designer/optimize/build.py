@@ -68,6 +68,13 @@ class Thresholds:
     min_utilization: float
     deadlines_s: Mapping[str, float]
 
+    def admits(self, workload: str, time_s: float, utilization: float) -> bool:
+        """Whether a run of ``workload`` taking ``time_s`` at ``utilization`` qualifies. Float
+        noise of 1e-12 is forgiven, so a size found exactly at a threshold counts everywhere
+        alike (scans, bounds and the program's options)."""
+        return (utilization >= self.min_utilization - 1e-12
+                and time_s <= self.deadlines_s[workload] * (1 + 1e-12))
+
 
 def thresholds_of(spec: Spec) -> Thresholds:
     """The spec's own thresholds (a workload without a deadline has the horizon)."""
@@ -178,7 +185,7 @@ class Workspace:
                 est = self._ideal_est[est_key]
                 if est is None:
                     continue
-                if est.time_to_train_s <= th.deadlines_s[w.name] and est.utilization >= th.min_utilization:
+                if th.admits(w.name, est.time_to_train_s, est.utilization):
                     found = g
                     break
             self._ideal[key] = found
@@ -210,7 +217,7 @@ class Workspace:
                 continue
             gpn = system.candidate.gpus_per_node
             for e in self.evaluations.get((w, system.key), ()):
-                if e.estimate is not None and e.utilization >= th.min_utilization and e.time_s <= th.deadlines_s[w]:
+                if th.admits(w, e.time_s, e.utilization):
                     best = min(best, e.gpus / gpn * e.time_s * system.usd_per_node_s)
         return best
 
@@ -292,7 +299,7 @@ class Workspace:
             for g in reversed([g for g in grid if g >= start]):
                 e = known.get(g) or self.evaluator.evaluate(w, self.jobs[w.name], cand, g)
                 known[g] = e
-                if e.estimate is not None and e.time_s <= deadline and e.utilization >= th.min_utilization:
+                if th.admits(w.name, e.time_s, e.utilization):
                     found += 1
                     if found >= _MIN_TIME_OPTIONS:
                         break
@@ -312,7 +319,7 @@ class Workspace:
                     break
             else:
                 below = 0
-            if e.time_s <= deadline and e.utilization >= th.min_utilization:
+            if th.admits(w.name, e.time_s, e.utilization):
                 # A larger size costs more nodes; it can help only min_time (scanned above), or
                 # several workloads sharing the cluster when it needs less GPU-time.
                 first_ok = first_ok or g
@@ -398,8 +405,7 @@ class Workspace:
             for w in self.spec.workloads:
                 evals = self.evaluations.get((w.name, key), ())
                 opts = [Option(e.gpus, e.time_s, e.utilization, i) for i, e in enumerate(evals)
-                        if e.estimate is not None and e.utilization >= th.min_utilization - 1e-12
-                        and e.time_s <= th.deadlines_s[w.name] * (1 + 1e-12)]
+                        if th.admits(w.name, e.time_s, e.utilization)]
                 if opts:
                     options[(w.name, key)] = pareto(opts, keep_time)
                     found = True
@@ -424,8 +430,7 @@ class Workspace:
         """:meth:`lower_bound` at the smallest GPU counts that qualify on the candidate's own network."""
         sizes = {}
         for w in self.spec.workloads:
-            ok = [e.gpus for e in self.evaluations.get((w.name, key), ())
-                  if e.estimate is not None and e.utilization >= th.min_utilization and e.time_s <= th.deadlines_s[w.name]]
+            ok = [e.gpus for e in self.evaluations.get((w.name, key), ()) if th.admits(w.name, e.time_s, e.utilization)]
             sizes[w.name] = min(ok) if ok else None
         return self.lower_bound(key, th, sizes=sizes, keys=keys)
 
@@ -441,8 +446,7 @@ class Workspace:
         bound = 0.0
         for w in self.spec.workloads:
             seconds = min((e.gpus * e.time_s for e in self.evaluations.get((w.name, key), ())
-                           if e.estimate is not None and e.utilization >= th.min_utilization - 1e-12
-                           and e.time_s <= th.deadlines_s[w.name] * (1 + 1e-12)), default=math.inf)
+                           if th.admits(w.name, e.time_s, e.utilization)), default=math.inf)
             bound += min(self.cloud_floor(w.name, th, keys), rate * seconds)
         return bound
 

@@ -47,6 +47,14 @@ def program_measures(sol: Solution) -> Measures:
     return Measures(_total(sol), sol.capex_usd, sol.extras["power_w"], sol.extras["racks"])
 
 
+def _larger(sol: Solution, measure: Callable[[Solution], Measures]) -> Measures:
+    """Each figure of ``sol`` at the larger of the program's and ``measure``'s count: a limit
+    raised to it admits the design however it is counted."""
+    a, b = program_measures(sol), measure(sol)
+    return Measures(max(a.total_usd, b.total_usd), max(a.capex_usd, b.capex_usd), max(a.power_w, b.power_w),
+                    max(a.racks, b.racks))
+
+
 def _try(ws: Workspace, th: Thresholds, *, limits: Limits | None = None, keys=None,
          objective: str | None = None, solver: str, time_limit_s: float | None,
          cutoff: float | None = None) -> Solution | None:
@@ -125,25 +133,25 @@ def diagnose(ws: Workspace, th: Thresholds, *, solver: str, time_limit_s: float 
     if limits.total_usd is not None:
         sol = _try(ws, th, limits=replace(limits, total_usd=None), **run)
         if sol is not None:
-            need = max(_total(sol), measure(sol).total_usd)
+            need = _larger(sol, measure).total_usd
             relax.append(f"raise budget.total from {format_money(limits.total_usd)} to {format_money(need + 0.01)}")
             reasons.append(f"the cheapest design costs {format_money(need)} in total, over the "
                            f"{format_money(limits.total_usd)} budget")
     if limits.capex_usd is not None:
         sol = _try(ws, th, limits=replace(limits, capex_usd=None), objective="min_capex", **run)
         if sol is not None:
-            need = max(sol.capex_usd, measure(sol).capex_usd)
+            need = _larger(sol, measure).capex_usd
             relax.append(f"raise budget.capex from {format_money(limits.capex_usd)} to {format_money(need + 0.01)}")
     if limits.power_w is not None:
         sol = _try(ws, th, limits=replace(limits, power_w=None), objective="min_power", **run)
         if sol is not None:
-            need = max(sol.extras["power_w"], measure(sol).power_w)
+            need = _larger(sol, measure).power_w
             relax.append(f"raise constraints.max_power from {format_power(limits.power_w)} to "
                          f"{format_power(need * (1 + 1e-6))}")
     if limits.racks is not None:
         sol = _try(ws, th, limits=replace(limits, racks=None), objective="min_racks", **run)
         if sol is not None:
-            need = max(sol.extras["racks"], measure(sol).racks)
+            need = _larger(sol, measure).racks
             relax.append(f"raise constraints.max_racks from {limits.racks} to {int(round(need))}")
     if th.min_utilization > 0:
         found = _bisect_low(0.0, th.min_utilization,
@@ -193,10 +201,11 @@ def _nodes(ws: Workspace, sol: Solution) -> int:
 
 
 def alternatives(ws: Workspace, th: Thresholds, sol: Solution, *, solver: str, time_limit_s: float | None,
-                 price: Callable[[Solution], float] | None = None) -> list[Alternative]:
-    """The best design in every fabric and deployment class, and why it lost to ``sol``."""
-    price = price or _total
-    chosen_total = price(sol)
+                 measure: Callable[[Solution], Measures] = program_measures) -> list[Alternative]:
+    """The best design in every fabric and deployment class, and why it lost to ``sol``; each
+    priced and checked against the limits as ``measure`` counts it (the design's own figures when
+    the planner passes them)."""
+    chosen_total = measure(sol).total_usd
     used = {key for key, _ in sol.assignment.values()}
     run = dict(solver=solver, time_limit_s=time_limit_s)
     out = []
@@ -209,7 +218,7 @@ def alternatives(ws: Workspace, th: Thresholds, sol: Solution, *, solver: str, t
         alt = _try(ws, th, keys=keys, **run)
         if alt is not None:
             main = _main_candidate(ws, alt)
-            total = price(alt)
+            total = measure(alt).total_usd
             delta = total - chosen_total
             reason = (f"costs {format_money(delta)} more" if delta >= 0
                       else f"costs {format_money(-delta)} less but loses on {ws.spec.objective.value}")
@@ -225,14 +234,15 @@ def alternatives(ws: Workspace, th: Thresholds, sol: Solution, *, solver: str, t
         if not reasons:
             free = _try(ws, th, keys=keys, limits=Limits(nodes=ws.spec.constraints.max_nodes), **run)
             lim = ws.limits()
-            if free is None:
+            m = measure(free) if free is not None else None
+            if m is None:
                 reasons = ["no design of this class holds every workload"]
-            elif lim.total_usd is not None and price(free) > lim.total_usd:
-                reasons = [f"over budget: {format_money(price(free))} > {format_money(lim.total_usd)}"]
-            elif lim.capex_usd is not None and free.capex_usd > lim.capex_usd:
-                reasons = [f"over the capex budget: {format_money(free.capex_usd)} > {format_money(lim.capex_usd)}"]
-            elif lim.power_w is not None and free.extras["power_w"] > lim.power_w:
-                reasons = [f"needs {format_power(free.extras['power_w'])} > max_power {format_power(lim.power_w)}"]
+            elif lim.total_usd is not None and m.total_usd > lim.total_usd:
+                reasons = [f"over budget: {format_money(m.total_usd)} > {format_money(lim.total_usd)}"]
+            elif lim.capex_usd is not None and m.capex_usd > lim.capex_usd:
+                reasons = [f"over the capex budget: {format_money(m.capex_usd)} > {format_money(lim.capex_usd)}"]
+            elif lim.power_w is not None and m.power_w > lim.power_w:
+                reasons = [f"needs {format_power(m.power_w)} > max_power {format_power(lim.power_w)}"]
             else:
                 reasons = ["exceeds the rack limit"]
         sample = ws.by_key[sorted(keys)[0]]

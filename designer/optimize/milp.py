@@ -400,18 +400,14 @@ def solve_problem(problem: Problem, *, solver: str = "highs", time_limit_s: floa
             b.m += tmax >= pulp.lpSum(terms), f"longest__{_name(w)}"
         # Phase 1: the longest time to train alone, to 0.01% (a makespan objective has many
         # equal optima; proving the last digits costs far more than they are worth).
-        _run(b, tmax, solver, time_limit_s, gap=MIN_TIME_GAP)
-        max_time_days = _value(tmax)
-        b.m += tmax <= max_time_days * (1 + MIN_TIME_GAP) + 1e-9, "time_fixed"
+        max_time_days = _first_phase(b, tmax, "time_fixed", solver, time_limit_s, MIN_TIME_GAP)
         objective = (total + b.tie_break()) / SCALE_USD
     elif problem.objective == "min_cost_per_token":
         # Phase 1: the cost of the GPU-seconds used. It does not see how big the system is (a
         # node left idle costs nothing there), so phase 2 then builds the cheapest system that
         # keeps that cost: without it the solver may size the cluster and fabric at random.
         primary = (_usage_cost(b, problem) + cloud + b.tie_break()) / SCALE_USD
-        _run(b, primary, solver, time_limit_s)
-        primary_value = _value(primary)
-        b.m += primary <= primary_value * (1 + REL_GAP) + 1e-9, "usage_cost_fixed"
+        primary_value = _first_phase(b, primary, "usage_cost_fixed", solver, time_limit_s, REL_GAP)
         objective = (total + b.tie_break()) / SCALE_USD
     elif problem.objective == "min_capex":
         objective = (capex + b.tie_break()) / SCALE_USD
@@ -430,6 +426,16 @@ def solve_problem(problem: Problem, *, solver: str = "highs", time_limit_s: floa
         # The objective that ranks designs is phase 1's; phase 2 only sized the system.
         sol = replace(sol, objective=primary_value * SCALE_USD)
     return sol
+
+
+def _first_phase(b: _Builder, primary, name: str, solver: str, time_limit_s: float | None, gap: float) -> float:
+    """Lexicographic optimisation, first step: minimise ``primary``, then hold it at its optimum
+    (to the relative ``gap``) with a constraint called ``name`` while a second objective is
+    minimised. Returns the optimum of ``primary``."""
+    _run(b, primary, solver, time_limit_s, gap=gap)
+    value = _value(primary)
+    b.m += primary <= value * (1 + gap) + 1e-9, name
+    return value
 
 
 def _usage_cost(b: _Builder, problem: Problem) -> pulp.LpAffineExpression:

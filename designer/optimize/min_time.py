@@ -46,17 +46,12 @@ def time_bounds(ws: Workspace, key: str) -> dict[str, float]:
                    else math.inf) for name, j in ws.jobs.items()}
 
 
-def _qualifies(e, th: Thresholds, w: str) -> bool:
-    return (e.estimate is not None and e.utilization >= th.min_utilization - 1e-12
-            and e.time_s <= th.deadlines_s[w] * (1 + 1e-12))
-
-
 def _fastest(ws: Workspace, w: str, key: str, th: Thresholds, budget_usd: float | None = None) -> float:
     """Shortest time to train of ``w`` on ``key`` among its evaluated options meeting ``th``
     (on-prem, with a budget: and whose nodes alone cost at most ``budget_usd``)."""
     cand = ws.by_key[key]
     priced = cand.deployment is Deployment.ON_PREM and budget_usd is not None
-    return min((e.time_s for e in ws.evaluations.get((w, key), ()) if _qualifies(e, th, w)
+    return min((e.time_s for e in ws.evaluations.get((w, key), ()) if th.admits(w, e.time_s, e.utilization)
                 and not (priced and ws.program_cost(key, -(-e.gpus // cand.gpus_per_node)) > budget_usd)),
                default=math.inf)
 
@@ -66,7 +61,7 @@ def _smallest_cost(ws: Workspace, key: str, th: Thresholds, within_s: float) -> 
     evaluated option meeting ``th`` and finishing within ``within_s`` uses."""
     cand = ws.by_key[key]
     sizes = [e.gpus for w in ws.spec.workloads for e in ws.evaluations.get((w.name, key), ())
-             if _qualifies(e, th, w.name) and e.time_s <= within_s]
+             if th.admits(w.name, e.time_s, e.utilization) and e.time_s <= within_s]
     return ws.program_cost(key, -(-min(sizes) // cand.gpus_per_node)) if sizes else math.inf
 
 

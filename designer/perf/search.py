@@ -21,12 +21,14 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from designer.catalog_types import Gpu
 from designer.errors import PerfError
 from designer.perf import network as netm
 from designer.perf.compute import layer_times, logit_times
 from designer.perf.memory import memory_per_gpu, usable_hbm_bytes
-from designer.perf.step import StepEstimate, Timing, _structure_reason, estimate_from, step_timing, structure_reason_on
-from designer.catalog_types import Gpu
+from designer.perf.step import (
+    StepEstimate, Timing, _structure_reason, estimate_from, stage_compute, step_timing, structure_reason_on,
+)
 from designer.perf.types import Cluster, Job, Plan, PlanConstraints
 
 _MIN_TOKENS_PER_CP_RANK = 4096  # context parallelism only pays off on long sequences
@@ -122,20 +124,13 @@ def _plan_groups(job: Job, gpn: int, gpus: int, fixed: PlanConstraints | None) -
 def _compute_bound_s(job: Job, plan: Plan, dense, moe, logits_s: float) -> float:
     """A lower bound on the step time of ``plan``: its pipeline's compute alone.
 
-    :func:`designer.perf.step.evaluate` gives ``step = micro * t_mb + bubble + exposed DP +
+    :func:`designer.perf.step.step_timing` gives ``step = micro * t_mb + bubble + exposed DP +
     optimizer + checkpoint`` with ``t_mb >= compute_mb`` (exposed communication is never
     negative) and ``bubble = (pp - 1) / v * t_mb``; so ``step >= (micro + (pp - 1) / v) *
-    compute_mb``, with ``compute_mb`` the slowest stage's compute of one micro-batch, computed
-    exactly as the step model does.
+    compute_mb``, with ``compute_mb`` from the same :func:`~designer.perf.step.stage_compute`.
     """
-    m = job.model
     micro = job.global_batch // (plan.dp * plan.microbatch)
-    layer = dense.fwd_s + dense.bwd_s + dense.recompute_s
-    frac = m.moe_layer_count / m.layers
-    if frac and moe is not None:
-        layer = ((1.0 - frac) * dense.fwd_s + frac * moe.fwd_s) + ((1.0 - frac) * dense.bwd_s + frac * moe.bwd_s) \
-            + ((1.0 - frac) * dense.recompute_s + frac * moe.recompute_s)
-    compute_mb = math.ceil(m.layers / plan.pp) * layer + logits_s
+    _, compute_mb = stage_compute(job.model, plan, dense, moe, logits_s)
     bubble = (plan.pp - 1) / plan.virtual_stages if plan.pp > 1 else 0.0
     # Rounding: the step model sums the same terms in another order.
     return (micro + bubble) * compute_mb * (1.0 - 1e-9)

@@ -29,7 +29,7 @@ step, ``F = model_flops_per_token x global_batch x seq_len`` (:mod:`designer.per
 from __future__ import annotations
 
 __all__ = ["Breakdown", "StepEstimate", "Timing", "estimate_step", "check_plan", "evaluate", "step_timing",
-           "estimate_from"]
+           "estimate_from", "stage_compute", "structure_reason_on"]
 
 import math
 from dataclasses import dataclass
@@ -42,7 +42,7 @@ from designer.perf import network as netm
 from designer.perf.compute import LayerTimes, layer_times, logit_times, optimizer_step_s, peak_rate
 from designer.perf.flops import model_flops_per_token
 from designer.perf.memory import MemoryBreakdown, memory_per_gpu, stage_params, usable_hbm_bytes
-from designer.perf.types import Cluster, Job, Plan, Precision, Recompute
+from designer.perf.types import Cluster, Job, ModelArch, Plan, Precision, Recompute
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,6 +292,26 @@ def estimate_from(job: Job, plan: Plan, cluster: Cluster, t: Timing) -> StepEsti
     )
 
 
+def stage_compute(model: ModelArch, plan: Plan, dense: LayerTimes, moe: LayerTimes | None,
+                  logits_s: float) -> tuple[LayerTimes, float]:
+    """The average layer of the slowest pipeline stage and that stage's compute for one
+    micro-batch: ``ceil(layers / pp) x (fwd + bwd + recompute) + logits``.
+
+    Dense and MoE layer times are weighted by the MoE layers' share of the model (the attention
+    core, the context-parallel window, is the same in both). The step model and the plan
+    search's lower bound both use this, so the bound never exceeds the step.
+    """
+    frac = model.moe_layer_count / model.layers
+    layer = dense
+    if frac and moe is not None:
+        d = 1.0 - frac
+        layer = LayerTimes(d * dense.fwd_s + frac * moe.fwd_s, d * dense.bwd_s + frac * moe.bwd_s,
+                           d * dense.recompute_s + frac * moe.recompute_s,
+                           d * dense.gemm_fwd_s + frac * moe.gemm_fwd_s, dense.attn_fwd_s)
+    per_layer = layer.fwd_s + layer.bwd_s + layer.recompute_s
+    return layer, math.ceil(model.layers / plan.pp) * per_layer + logits_s
+
+
 def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
                 dense: LayerTimes | None = None, moe: LayerTimes | None = None) -> Timing:
     """Step time of ``plan`` and its terms: the arithmetic of :func:`estimate_step` (module
@@ -310,17 +330,11 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
         dense = layer_times(job, plan, gpu, False)
     if moe_frac and moe is None:
         moe = layer_times(job, plan, gpu, True)
-    fwd, bwd, rec = dense.fwd_s, dense.bwd_s, dense.recompute_s
-    gemm_win, attn_win = dense.gemm_fwd_s, dense.attn_fwd_s
-    if moe_frac and moe is not None:
-        d = 1.0 - moe_frac
-        fwd = d * fwd + moe_frac * moe.fwd_s
-        bwd = d * bwd + moe_frac * moe.bwd_s
-        rec = d * rec + moe_frac * moe.recompute_s
-        gemm_win = d * gemm_win + moe_frac * moe.gemm_fwd_s
     logit_f, logit_b = logit_times(job, plan, gpu)
+    layer, compute_mb = stage_compute(m, plan, dense, moe, logit_f + logit_b)
+    fwd, bwd, rec = layer.fwd_s, layer.bwd_s, layer.recompute_s
+    gemm_win, attn_win = layer.gemm_fwd_s, layer.attn_fwd_s
     layer_compute = fwd + bwd + rec
-    compute_mb = layers_stage * layer_compute + logit_f + logit_b
 
     tokens_local = plan.microbatch * m.seq_len / cp
     act_msg = tokens_local * m.hidden * K.ACT_BYTES

@@ -211,3 +211,13 @@ def test_a_budget_that_only_early_batches_meet_keeps_their_design(tmp_path):
     tight = _workspace(tmp_path, text.replace("horizon: 2 years", f"horizon: 2 years\n        budget: {{total: ${total * 1.02:.0f}}}"))
     again = tight.solve(th)
     assert (again.onprem_key, again.nodes) == (sol.onprem_key, sol.nodes)
+
+
+def test_thresholds_admit_a_run_exactly_at_a_limit_despite_float_noise():
+    from types import MappingProxyType
+
+    th = build.Thresholds(0.7, MappingProxyType({"w": 100.0}))
+    assert th.admits("w", 100.0 * (1 + 1e-13), 0.7 - 1e-13)
+    assert not th.admits("w", 100.0 * (1 + 1e-9), 0.7)
+    assert not th.admits("w", 100.0, 0.7 - 1e-9)
+    assert not th.admits("w", float("inf"), 1.0)  # an evaluation with no plan never qualifies

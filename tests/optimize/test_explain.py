@@ -4,6 +4,7 @@ but whose bill of materials does not is reported as over budget, not as a cheape
 from __future__ import annotations
 
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 from designer import inputs
@@ -39,9 +40,11 @@ def test_an_alternative_over_budget_once_priced_exactly_is_not_offered(tmp_path)
     chosen = explain._total(sol)
 
     def inflated(x):  # every other design lays out $60M dearer than the program counts it
-        return explain._total(x) + (0.0 if x.onprem_key == sol.onprem_key and x.assignment == sol.assignment else 60e6)
+        m = explain.program_measures(x)
+        same = x.onprem_key == sol.onprem_key and x.assignment == sol.assignment
+        return m if same else replace(m, total_usd=m.total_usd + 60e6)
 
-    alts = explain.alternatives(ws, th, sol, solver="highs", time_limit_s=None, price=inflated)
+    alts = explain.alternatives(ws, th, sol, solver="highs", time_limit_s=None, measure=inflated)
     others = [a for a in alts if a.reason != "chosen" and a.total_usd is not None]
     assert others, "the spec should offer alternatives in other classes"
     for a in others:
