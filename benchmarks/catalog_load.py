@@ -13,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from designer import catalog  # noqa: E402
-from designer.catalog_types import KINDS  # noqa: E402
+from designer.catalog.types import KINDS  # noqa: E402
 
 TARGET_S = 1.0
 REPEATS = 20

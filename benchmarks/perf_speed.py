@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from designer.catalog_types import Gpu, Provenance  # noqa: E402
+from designer.catalog.types import Gpu, Provenance  # noqa: E402
 from designer.perf import search  # noqa: E402
 from designer.perf import (  # noqa: E402
     Cluster, Job, MoE, ModelArch, NetworkView, Plan, estimate_step, search_plans,

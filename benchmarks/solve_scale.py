@@ -19,26 +19,26 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 from specs_large import large_spec, min_time_spec  # noqa: E402
 
-from designer import inputs  # noqa: E402
-from designer.optimize import build, explain  # noqa: E402
-from designer.optimize.candidates import enumerate_candidates  # noqa: E402
-from designer.planner import _assemble  # noqa: E402
+from designer.optimize import batches, explain  # noqa: E402
+from designer.optimize.workspace import Workspace  # noqa: E402
+from designer.planner.assemble import assemble_design  # noqa: E402
+from designer.planner.compile import compile_task  # noqa: E402
+from designer.planner.inputs import load_inputs  # noqa: E402
 
 
 def run(path: pathlib.Path) -> str:
-    spec, catalog = inputs.load_inputs(path)
+    spec, catalog = load_inputs(path)
     start = time.perf_counter()
-    candidates, _ = enumerate_candidates(spec, catalog)
-    ws = build.Workspace(spec, catalog, inputs.facility_for(spec, catalog), candidates)
-    th = build.thresholds_of(spec)
-    sol = ws.solve(th)
+    ws = Workspace(compile_task(spec, catalog))
+    th = ws.task.thresholds
+    sol = batches.solve(ws, th)
     main = time.perf_counter() - start
     alts = explain.alternatives(ws, th, sol, solver="highs", time_limit_s=None)
     status = explain.constraint_status(ws, th, sol, solver="highs", time_limit_s=None)
-    design = _assemble(ws, sol, alts, status, ())
+    design = assemble_design(spec, ws, sol, alts, status, ())
     total = time.perf_counter() - start
     s = design.system
-    return (f"{len(spec.workloads):>3} workloads {len(candidates):>4} candidates {ws.evaluator.calls:>6} evaluations "
+    return (f"{len(spec.workloads):>3} workloads {len(ws.candidates):>4} candidates {ws.evaluator.calls:>6} evaluations "
             f"{ws.solves:>3} solves  optimum {main:6.1f} s  with explanations {total:6.1f} s  -> {s.deployment} "
             f"{s.nodes} x {s.server} {s.fabric} {s.topology}, ${design.cost.total_usd / 1e6:,.1f}M")
 

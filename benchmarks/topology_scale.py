@@ -22,7 +22,7 @@ from types import MappingProxyType
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from designer.catalog_types import (  # noqa: E402
+from designer.catalog.types import (  # noqa: E402
     Cable, Catalog, MediaKind, Nic, Protocol, Provenance, Server, Switch, Transceiver,
 )
 from designer.topology import build_graph, check_graph, fabric_bom, request_for, summarize  # noqa: E402

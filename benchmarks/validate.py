@@ -29,7 +29,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from designer.catalog_types import Gpu, Provenance  # noqa: E402
+from designer.catalog.types import Gpu, Provenance  # noqa: E402
 from designer.errors import PerfError  # noqa: E402
 from designer.perf import Cluster, Job, ModelArch, NetworkView, Overlap, Plan, estimate_step  # noqa: E402
 from designer.perf.flops import hardware_flops, model_flops_per_token  # noqa: E402

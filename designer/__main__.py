@@ -2,4 +2,6 @@
 
 from designer.cli import main
 
+__all__: list[str] = []
+
 main()

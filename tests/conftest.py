@@ -16,7 +16,8 @@ from typing import Any, Callable
 import hypothesis_profiles  # ci (fixed seed), dev, long: chosen by HYPOTHESIS_PROFILE
 import pytest
 
-from designer import atomic, bom
+from designer.cli import atomic
+from designer.design import bom
 from designer.design import (
     Alternative,
     Breakdown,

@@ -23,9 +23,9 @@ from typing import Any, Callable
 import pytest
 
 from designer.design import Design, dump_design, load_design
-from designer.diff import diff_designs
+from designer.design.diff import diff_designs
 from designer.report import render_bom, render_bom_by_rack, render_diff, render_explain, render_summary
-from designer.spec import load_spec
+from designer.spec.load import load_spec
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 

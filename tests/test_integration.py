@@ -16,16 +16,18 @@ import pytest
 import yaml
 
 from designer import catalog, perf
-from designer.catalog_types import Catalog
+from designer.catalog.types import Catalog
 from designer.errors import TopologyError
 from designer.optimize import pricing
-from designer.optimize.candidates import Candidate, enumerate_candidates
+from designer.optimize.candidates import Candidate
 from designer.optimize.evaluate import network_view
 from designer.perf import network as netm
 from designer.perf.collectives import Collective, bus_bandwidth
 from designer.perf.constants import SCALEUP_PROFILES
-from designer.spec import Deployment, parse_spec
-from designer.yamlio import load_yaml_text
+from designer.planner.candidates import enumerate_candidates
+from designer.spec.choices import Deployment
+from designer.spec.load import parse_spec
+from designer.spec.yamlio import load_yaml_text
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILTIN = catalog.load_builtin()

@@ -11,8 +11,6 @@ from __future__ import annotations
 __all__ = [
     "Evaluation",
     "Evaluator",
-    "job_for",
-    "plan_constraints",
     "network_view",
     "gpu_count_grid",
     "ideal_view",
@@ -23,15 +21,12 @@ import math
 from dataclasses import dataclass, field
 
 from designer import perf, topology
-from designer.catalog_types import Catalog, Facility
+from designer.catalog.types import Catalog, Facility
 from designer.errors import PerfError, TopologyError
 from designer.optimize.candidates import Candidate
 from designer.optimize.pricing import fabric_request
-from designer.spec import Deployment, ParallelismSpec, WorkloadSpec
-
-# Storage write bandwidth per node for checkpoints when the catalog gives no storage NIC: the
-# DGX SuperPOD RA's "Better" storage level, 4 GB/s write per node (network.md 1.1, Table 6).
-DEFAULT_CHECKPOINT_WRITE_BPS = 4e9
+from designer.optimize.task import Workload
+from designer.spec.choices import Deployment
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,33 +44,6 @@ class Evaluation:
     @property
     def utilization(self) -> float:
         return self.estimate.utilization if self.estimate else 0.0
-
-
-def job_for(w: WorkloadSpec, checkpoint_Bps_per_node: float | None = None) -> perf.Job:
-    """The performance model's job for a spec workload."""
-    m = w.model
-    moe = None
-    if m.moe is not None:
-        moe = perf.MoE(experts=m.moe.experts, top_k=m.moe.top_k, shared_experts=m.moe.shared_experts,
-                       expert_ffn=m.moe.expert_ffn, dense_layers=m.moe.dense_layers)
-    arch = perf.ModelArch(name=m.name, layers=m.layers, hidden=m.hidden, heads=m.heads, kv_heads=m.kv_heads,
-                          ffn=m.ffn, vocab=m.vocab, seq_len=m.seq_len, moe=moe, params=m.params,
-                          gated_mlp=m.gated_mlp)
-    ckpt_bw = None
-    if w.checkpoint_interval_s is not None:
-        ckpt_bw = checkpoint_Bps_per_node or DEFAULT_CHECKPOINT_WRITE_BPS
-    return perf.Job(model=arch, global_batch=w.global_batch, tokens=w.tokens, precision=w.precision,
-                    recompute=w.recompute, checkpoint_interval_s=w.checkpoint_interval_s,
-                    checkpoint_write_Bps_per_node=ckpt_bw)
-
-
-def plan_constraints(p: ParallelismSpec) -> perf.PlanConstraints | None:
-    """Pinned parts of a plan (``None`` when the whole plan is searched)."""
-    if p.is_auto:
-        return None
-    return perf.PlanConstraints(tp=p.tp, pp=p.pp, dp=p.dp, ep=p.ep, cp=p.cp, microbatch=p.microbatch,
-                                virtual_stages=p.virtual_stages, zero=p.zero,
-                                sequence_parallel=p.sequence_parallel)
 
 
 def network_view(candidate: Candidate, catalog: Catalog, facility: Facility, nodes: int) -> perf.NetworkView:
@@ -178,7 +146,7 @@ class Evaluator:
         self._hints[hint_key] = est.plan
         return est
 
-    def evaluate(self, w: WorkloadSpec, job: perf.Job, candidate: Candidate, gpus: int) -> Evaluation:
+    def evaluate(self, w: Workload, candidate: Candidate, gpus: int) -> Evaluation:
         """The fastest plan for ``w`` on ``gpus`` GPUs of ``candidate`` (or why none fits)."""
         gpn = candidate.gpus_per_node
         nodes = math.ceil(gpus / gpn)
@@ -190,8 +158,7 @@ class Evaluator:
         if key not in self._results:
             self.calls += 1
             try:
-                est = self.search(w.name, job, perf.Cluster(gpu=gpu, network=view), gpus,
-                                  plan_constraints(w.parallelism))
+                est = self.search(w.name, w.job, perf.Cluster(gpu=gpu, network=view), gpus, w.plan)
                 self._results[key] = Evaluation(gpus, est)
             except PerfError as exc:
                 self._results[key] = Evaluation(gpus, None, str(exc))

@@ -15,12 +15,14 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Callable
 
-from designer.design import Alternative, ConstraintStatus
+from designer.design.model import Alternative, ConstraintStatus
 from designer.errors import InfeasibleError, SolverTimeoutError
-from designer.optimize.build import Thresholds, Workspace
+from designer.optimize import batches
 from designer.optimize.milp import Solution
 from designer.optimize.problem import Limits
-from designer.units import SECONDS_PER_DAY, format_money, format_power
+from designer.optimize.task import Thresholds
+from designer.optimize.workspace import Workspace
+from designer.spec.units import SECONDS_PER_DAY, format_money, format_power
 
 _REL = 1e-6  # relative objective change that counts as "lower"
 _UTIL_STEP = 0.005  # precision of the suggested utilization target
@@ -59,8 +61,8 @@ def _try(ws: Workspace, th: Thresholds, *, limits: Limits | None = None, keys=No
          objective: str | None = None, solver: str, time_limit_s: float | None,
          cutoff: float | None = None) -> Solution | None:
     try:
-        return ws.solve(th, keys=keys, limits=limits, objective=objective, solver=solver, time_limit_s=time_limit_s,
-                        cutoff=cutoff)
+        return batches.solve(ws, th, keys=keys, limits=limits, objective=objective, solver=solver,
+                             time_limit_s=time_limit_s, cutoff=cutoff)
     except (InfeasibleError, SolverTimeoutError):
         return None
 
@@ -73,10 +75,10 @@ def _best_achievable(ws: Workspace, th: Thresholds, keys=None) -> list[str]:
     """Why workloads have no qualifying option: the best utilization and time they reach."""
     keys = set(ws.by_key) if keys is None else set(keys)
     for key in sorted(keys):
-        if not any((w.name, key) in ws.evaluations for w in ws.spec.workloads):
+        if not any((w.name, key) in ws.evaluations for w in ws.workloads):
             ws.prepare(key, th)
     reasons = []
-    for w in ws.spec.workloads:
+    for w in ws.workloads:
         deadline = th.deadlines_s[w.name]
         best_util, best_time, util_at_deadline, fail, seen = 0.0, float("inf"), 0.0, None, False
         for (name, key), evals in ws.evaluations.items():
@@ -125,7 +127,6 @@ def diagnose(ws: Workspace, th: Thresholds, *, solver: str, time_limit_s: float 
     """Explain an infeasible spec: what conflicts, and the smallest change to each limit that makes
     it feasible (each found by solving with only that limit changed). A suggested limit is the
     larger of the program's figure and the exact one (``measure``), so the design it buys fits it."""
-    spec = ws.spec
     limits = ws.limits()
     run = dict(solver=solver, time_limit_s=time_limit_s)
     reasons = _best_achievable(ws, th)
@@ -158,7 +159,7 @@ def diagnose(ws: Workspace, th: Thresholds, *, solver: str, time_limit_s: float 
                             lambda u: _try(ws, replace(th, min_utilization=u), **run) is not None, _UTIL_STEP)
         if found is not None and found < th.min_utilization:
             relax.append(f"lower constraints.min_utilization from {th.min_utilization:.2f} to {found:.3f}")
-    for w in spec.workloads:
+    for w in ws.workloads:
         if w.deadline_s is None:
             continue
 
@@ -221,7 +222,7 @@ def alternatives(ws: Workspace, th: Thresholds, sol: Solution, *, solver: str, t
             total = measure(alt).total_usd
             delta = total - chosen_total
             reason = (f"costs {format_money(delta)} more" if delta >= 0
-                      else f"costs {format_money(-delta)} less but loses on {ws.spec.objective.value}")
+                      else f"costs {format_money(-delta)} less but loses on {ws.task.objective}")
             budget = ws.limits().total_usd
             fits = budget is None or total <= budget
             if not fits:
@@ -232,7 +233,7 @@ def alternatives(ws: Workspace, th: Thresholds, sol: Solution, *, solver: str, t
             continue
         reasons = _best_achievable(ws, th, keys)
         if not reasons:
-            free = _try(ws, th, keys=keys, limits=Limits(nodes=ws.spec.constraints.max_nodes), **run)
+            free = _try(ws, th, keys=keys, limits=Limits(nodes=ws.task.limits.nodes), **run)
             lim = ws.limits()
             m = measure(free) if free is not None else None
             if m is None:
@@ -265,14 +266,13 @@ def constraint_status(ws: Workspace, th: Thresholds, sol: Solution, *, solver: s
     Values and slack are reported as ``measure`` counts them: the bill of materials and floor
     layout when the planner passes them, the figures the design shows.
     """
-    spec = ws.spec
     run = dict(solver=solver, time_limit_s=time_limit_s)
     limits = ws.limits()
 
     total = _total(sol)
     shown = measure(sol)
     shown_total, shown_capex = shown.total_usd, shown.capex_usd
-    prunable = ws.spec.objective.value == "min_total_cost"
+    prunable = ws.task.objective == "min_total_cost"
 
     def binds(t: Thresholds = th, lim: Limits = limits) -> bool:
         # The chosen design stays feasible when a constraint loosens, so only cheaper designs matter.
@@ -305,11 +305,11 @@ def constraint_status(ws: Workspace, th: Thresholds, sol: Solution, *, solver: s
                                     "racks"))
     if th.min_utilization > 0:
         bind = binds(t=replace(th, min_utilization=max(0.0, th.min_utilization - _UTIL_BIND_STEP)))
-        for w in spec.workloads:
+        for w in ws.workloads:
             _, o = sol.assignment[w.name]
             out.append(ConstraintStatus(f"min_utilization[{w.name}]", th.min_utilization, o.utilization, bind,
                                         o.utilization - th.min_utilization, "fraction"))
-    for w in spec.workloads:
+    for w in ws.workloads:
         if w.deadline_s is None:
             continue
         _, o = sol.assignment[w.name]

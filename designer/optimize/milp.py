@@ -1,44 +1,10 @@
-"""The integer program that chooses, sizes and prices the cluster. The only module importing PuLP.
+"""Solving the integer program of :mod:`designer.optimize.formulation`: solvers, phases and the answer.
 
-Formulation (numbers match the ``# (k)`` comments in the code)
-----------------------------------------------------------------
-Sets: workloads W; on-prem candidate systems C (server x fabric x topology x switch x ratio);
-cloud candidates K (instance types); options O(w, s) = the GPU counts at which workload w meets
-its utilization target and deadline on system s (evaluated beforehand by the performance model).
-
-Parameters per option o: GPUs g_o, time to train T_o. Per system: GPUs per node G_s, linear unit
-costs and powers (:class:`~designer.optimize.problem.UnitCosts`), fabric shape (radix k, leaf
-down/up ports d/u, rails R, scalable-unit size, admissible spine counts). Economics: horizon H,
-PUE, electricity price e, installation share a, yearly maintenance share m.
-
-Variables: y_c in {0,1} build system c; n_c in Z+ its nodes; t1_c, t2_c, t3_c in {0,1} its number
-of switch tiers; L_c, S_c, X_c in Z+ leaf, spine, core switches; LS_c, SX_c in Z+ leaf-spine and
-spine-core links; b_{c,s} in {0,1} the two-tier spine count s; U_c in Z+ scalable units; Q_c in
-Z+ racks; x_{w,s,o} in {0,1} run workload w on system s with option o.
-
-(1) at most one on-prem system:              sum_c y_c <= 1
-(2) every workload runs exactly once:        sum_{s,o} x_{w,s,o} = 1
-(3) only on a built system:                  x_{w,c,o} <= y_c
-(4) the cluster holds each workload:         G_c n_c >= sum_o g_o x_{w,c,o}
-(5) GPU-time by deadline (EDF feasibility of malleable jobs): for every deadline D,
-    sum_{w: D_w <= D} sum_o g_o T_o x_{w,c,o} <= G_c D n_c
-(6) size limits:                             n_c <= N_c^max y_c, and tiers sum to y_c
-(7) ports: leaves hold every NIC port        d L_c >= R n_c   (rail-optimized: L_c = R U_c, d U_c >= n_c)
-(8) two tiers: leaf uplinks spread evenly    L_c u <= k sum_s s b_{c,s},  S_c >= sum_s s b_{c,s}
-(9) three tiers: spines k/2 down, cores k:   (k/2) S_c >= u L_c,  k X_c >= (k/2) S_c
-(10) links:                                  LS_c >= u L_c (two or three tiers), SX_c >= (k/2) S_c (three)
-(11) racks:                                  Q_c >= n_c / per_rack + (L+S+X) ru / rack_units
-(12) budget, power, racks and node limits on the sums below.
-
-Capex_c = (1+a) [node n + node_link R n + switch (L+S+X) + ls LS + sx SX + rack Q]
-Opex_c  = m (H/year) capex_equipment + e PUE H power_c
-Cloud   = sum_{w,k,o} (g_o/G_k) T_o price_k x_{w,k,o}
-Objective min_total_cost: Capex + Opex + Cloud. min_time: first the longest time to train, then
-cost. min_cost_per_token: on-prem systems charged per GPU-second used at their cost rate, then
-the cheapest system at that charge.
-
-Ties are broken deterministically: HiGHS runs single-threaded with a fixed seed, and a tiny cost
-proportional to each system's rank in the sorted candidate list prefers the earlier key.
+HiGHS (through highspy) or CBC solve the model single-threaded with a fixed seed, so ties break
+alike on every run. ``min_time`` and ``min_cost_per_token`` are lexicographic: a first phase
+fixes the primary objective (the longest time to train, the GPU-seconds' cost), a second prices
+the cheapest design that keeps it. With :mod:`designer.optimize.formulation`, the only modules
+importing PuLP.
 """
 
 from __future__ import annotations
@@ -55,15 +21,10 @@ from typing import Mapping
 import pulp
 
 from designer.errors import InfeasibleError, SolverError, SolverTimeoutError
-from designer.optimize.problem import FabricShape, OnPremSystem, Option, Problem, usage_rate_usd_per_gpu_s
-from designer.units import SECONDS_PER_YEAR
+from designer.optimize.formulation import SCALE_USD, Builder, var_name
+from designer.optimize.problem import Option, Problem, usage_rate_usd_per_gpu_s
 
 SOLVERS = ("highs", "cbc")
-SCALE_USD = 1e6  # the objective is in millions of dollars: keeps coefficients near 1
-# Ties between designs of equal cost (two topologies that build the same single switch) go to the
-# candidate earlier in sorted key order: each rank step costs $1, far below any real price
-# difference yet above the solver's optimality tolerance (REL_GAP of a $1M design is $0.001).
-TIE_USD = 1.0
 REL_GAP = 1e-9
 MIN_TIME_GAP = 1e-4
 
@@ -87,224 +48,6 @@ class Solution:
     solver: str
     max_time_s: float = 0.0  # min_time: the longest time to train, seconds
     extras: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
-
-
-def _name(text: str) -> str:
-    return "".join(ch if ch.isalnum() else "_" for ch in text)
-
-
-class _Builder:
-    def __init__(self, problem: Problem):
-        self.p = problem
-        self.m = pulp.LpProblem("designer", pulp.LpMinimize)
-        self.x: dict[tuple[str, str, int], pulp.LpVariable] = {}
-        self.sys: dict[str, dict[str, pulp.LpAffineExpression | pulp.LpVariable]] = {}
-        self.capex: dict[str, pulp.LpAffineExpression] = {}
-        self.power: dict[str, pulp.LpAffineExpression] = {}
-        self.racks: dict[str, pulp.LpAffineExpression] = {}
-        self.cloud_terms: list[pulp.LpAffineExpression] = []
-        self.cloud_cost_of: dict[tuple[str, str, int], float] = {}
-        self._tiers: dict[str, tuple] = {}
-        self.option_of: dict[tuple[str, str, int], Option] = {}
-
-    # ---------------------------------------------------------------- variables
-
-    def build(self) -> None:
-        p = self.p
-        for rank, system in enumerate(p.onprem):
-            self._onprem(system, rank if p.ranks is None else p.ranks[system.key])
-        for system in p.cloud:
-            per_node_s = system.usd_per_node_s
-            gpn = system.candidate.gpus_per_node
-            for w in p.workloads:
-                for o in p.options.get((w, system.key), ()):
-                    var = self._xvar(w, system.key, o)
-                    cost = o.gpus / gpn * o.time_s * per_node_s
-                    self.cloud_cost_of[(w, system.key, o.index)] = cost
-                    self.cloud_terms.append(cost * var)
-        # (1)
-        if p.onprem:
-            self.m += pulp.lpSum(s["y"] for s in self.sys.values()) <= 1, "one_onprem_system"
-        # (2)
-        for w in p.workloads:
-            terms = [v for (ww, _, _), v in self.x.items() if ww == w]
-            if not terms:
-                raise InfeasibleError(f"workload '{w}' has no way to run on any candidate system")
-            self.m += pulp.lpSum(terms) == 1, f"run_once__{_name(w)}"
-
-    def _xvar(self, w: str, key: str, o: Option) -> pulp.LpVariable:
-        var = self.m.add_variable(f"x__{_name(w)}__{_name(key)}__{o.index}", cat="Binary")
-        self.x[(w, key, o.index)] = var
-        self.option_of[(w, key, o.index)] = o
-        return var
-
-    def _onprem(self, system: OnPremSystem, rank: int) -> None:
-        p, m = self.p, self.m
-        sh, uc = system.shape, system.costs
-        c = _name(system.key)
-        gpn = system.candidate.gpus_per_node
-        nmax = sh.max_nodes
-        if p.limits.nodes is not None:
-            nmax = min(nmax, p.limits.nodes)
-        y = self.m.add_variable(f"y__{c}", cat="Binary")
-        n = self.m.add_variable(f"n__{c}", lowBound=0, upBound=nmax, cat="Integer")
-        L = self.m.add_variable(f"leaf__{c}", lowBound=0, cat="Integer")
-        S = self.m.add_variable(f"spine__{c}", lowBound=0, cat="Integer")
-        X = self.m.add_variable(f"core__{c}", lowBound=0, cat="Integer")
-        LS = self.m.add_variable(f"ls_links__{c}", lowBound=0, cat="Integer")
-        SX = self.m.add_variable(f"sx_links__{c}", lowBound=0, cat="Integer")
-        Q = self.m.add_variable(f"racks__{c}", lowBound=0, cat="Integer")
-        k, R = sh.radix, sh.rails
-        # (6)
-        m += n <= nmax * y, f"size__{c}"
-        m += n >= y, f"nonempty__{c}"
-        if p.fixed_nodes is not None:
-            m += n == p.fixed_nodes * y, f"pinned_nodes__{c}"
-        topo = sh.topology
-        t1 = t2 = t3 = None
-        if topo == "single_switch":
-            # one switch holds every NIC port
-            m += R * n <= k * y, f"ports_single__{c}"
-            m += L == y, f"one_switch__{c}"
-            for var, label in ((S, "spine"), (X, "core"), (LS, "ls"), (SX, "sx")):
-                m += var == 0, f"no_{label}__{c}"
-        else:
-            self._clos(c, sh, y, n, L, S, X, LS, SX)
-            t1, t2, t3 = self._tiers[c]
-        # (11) racks: servers by rack power/space, switches in network racks
-        m += Q * uc.servers_per_rack * uc.rack_units >= n * uc.rack_units + (L + S + X) * uc.switch_ru * uc.servers_per_rack, f"racks__{c}"
-        equipment = (uc.node_usd * n + uc.node_link_usd * R * n + uc.switch_usd * (L + S + X)
-                     + uc.leaf_spine_link_usd * LS + uc.spine_core_link_usd * SX + uc.rack_usd * Q)
-        power = (uc.node_w * n + uc.node_link_w * R * n + uc.switch_w * (L + S + X)
-                 + uc.leaf_spine_link_w * LS + uc.spine_core_link_w * SX)
-        self.sys[system.key] = {"y": y, "n": n, "leaf": L, "spine": S, "core": X, "leaf_spine_links": LS,
-                                "spine_core_links": SX, "racks": Q, "t1": t1, "t2": t2, "t3": t3,
-                                "equipment": equipment, "rank": rank}
-        self.capex[system.key] = equipment
-        self.power[system.key] = power
-        self.racks[system.key] = Q
-        # (3), (4), (5)
-        deadlines = sorted({p.deadlines_s[w] for w in p.workloads})
-        usage: dict[str, list] = {}
-        for w in p.workloads:
-            opts = p.options.get((w, system.key), ())
-            if not opts:
-                continue
-            xs = [(o, self._xvar(w, system.key, o)) for o in opts]
-            for o, var in xs:
-                m += var <= y, f"built__{_name(w)}__{c}__{o.index}"
-            m += gpn * n >= pulp.lpSum(o.gpus * var for o, var in xs), f"holds__{_name(w)}__{c}"
-            usage[w] = xs
-        for i, deadline in enumerate(deadlines):
-            terms = [o.gpu_seconds / 1e6 * var for w, xs in usage.items() if p.deadlines_s[w] <= deadline for o, var in xs]
-            if terms:
-                m += pulp.lpSum(terms) <= gpn * deadline / 1e6 * n, f"gpu_time__{c}__{i}"
-
-    def _clos(self, c: str, sh: FabricShape, y, n, L, S, X, LS, SX) -> None:
-        """Constraints (7)-(10) for fat tree, rail-optimized and rail-only fabrics.
-
-        Per fabric (the rails for rail-only, else one): U scalable units hold the nodes; a fabric
-        has ``per_su`` leaves per unit (R for rail-optimized, else 1). One tier: a single switch
-        per fabric. Two tiers: spines from the divisors of u (8). Three tiers: pods of P leaves
-        with S_pod spines each; cores per plane c from the divisors of a full pod's spine links.
-        """
-        m = self.m
-        k, u, R = sh.radix, sh.leaf_up, sh.rails
-        fabrics = R if sh.topology == "rail_only" else 1
-        per_su = R if sh.topology == "rail_optimized" else 1
-        cap1, cap2, cap3 = sh.max_nodes_1tier, sh.max_nodes_2tier, sh.max_nodes
-        big = R * max(cap3, 1) + k
-        t1 = self.m.add_variable(f"t1__{c}", cat="Binary")
-        t2 = self.m.add_variable(f"t2__{c}", cat="Binary")
-        t3 = self.m.add_variable(f"t3__{c}", cat="Binary")
-        self._tiers[c] = (t1, t2, t3)
-        m += t1 + t2 + t3 == y, f"tiers__{c}"
-        m += n <= cap1 * t1 + cap2 * t2 + cap3 * t3, f"tier_size__{c}"
-        U = self.m.add_variable(f"units__{c}", lowBound=0, cat="Integer")
-        Lf = self.m.add_variable(f"leaf_per_fabric__{c}", lowBound=0, cat="Integer")
-        Sf = self.m.add_variable(f"spine_per_fabric__{c}", lowBound=0, cat="Integer")
-        Xf = self.m.add_variable(f"core_per_fabric__{c}", lowBound=0, cat="Integer")
-        m += sh.su_nodes * U >= n, f"units_hold__{c}"  # (7)
-        m += Lf >= per_su * U - big * t1, f"leaves__{c}"
-        m += Lf >= y, f"one_leaf__{c}"
-        m += Lf <= 1 + big * (1 - t1), f"single_tier__{c}"
-        m += L == fabrics * Lf, f"leaf_total__{c}"
-        m += S == fabrics * Sf, f"spine_total__{c}"
-        m += X == fabrics * Xf, f"core_total__{c}"
-        # (8) two tiers: every leaf spreads its u uplinks evenly over the spines
-        b = {s: self.m.add_variable(f"spines_{s}__{c}", cat="Binary") for s in sh.spine_choices}
-        m += pulp.lpSum(b.values()) == t2, f"spine_choice__{c}"
-        m += Lf * u <= k * pulp.lpSum(s * v for s, v in b.items()) + big * u * (1 - t2), f"spread__{c}"
-        m += Sf >= pulp.lpSum(s * v for s, v in b.items()), f"spines2__{c}"
-        # (9) three tiers: pods of P leaves, S_pod spines per pod, c cores per spine plane
-        pod = _pod_shape(sh, per_su)
-        if pod is not None:
-            leaves_per_pod, spines_per_pod, full = pod
-            Pd = self.m.add_variable(f"pods__{c}", lowBound=0, cat="Integer")
-            m += leaves_per_pod * Pd >= Lf - big * (1 - t3), f"pods__{c}"
-            m += Sf >= spines_per_pod * Pd - big * (1 - t3), f"spines3__{c}"
-            bc = {d: self.m.add_variable(f"cores_{d}__{c}", cat="Binary") for d in _divisors(full)}
-            m += pulp.lpSum(bc.values()) == t3, f"core_choice__{c}"
-            m += Pd * full <= k * pulp.lpSum(d * v for d, v in bc.items()) + big * full * (1 - t3), f"core_ports__{c}"
-            m += Xf >= spines_per_pod * pulp.lpSum(d * v for d, v in bc.items()), f"cores__{c}"
-        else:
-            m += t3 == 0, f"no_three_tiers__{c}"
-        m += Xf <= big * t3, f"core_only3__{c}"
-        # (10) links
-        m += LS >= u * L - big * u * t1, f"ls_links__{c}"
-        m += SX >= u * L - big * u * (1 - t3), f"sx_links__{c}"
-
-    # ---------------------------------------------------------------- economics
-
-    def totals(self) -> tuple[pulp.LpAffineExpression, pulp.LpAffineExpression, pulp.LpAffineExpression,
-                              pulp.LpAffineExpression]:
-        e = self.p.economics
-        years = e.horizon_s / SECONDS_PER_YEAR
-        equipment = pulp.lpSum(self.capex.values())
-        capex = (1.0 + e.installation_fraction) * equipment
-        energy = pulp.lpSum(self.power.values()) * (e.pue * e.electricity_usd_per_j * e.horizon_s)
-        opex = e.maintenance_fraction_per_year * years * equipment + energy
-        cloud = pulp.lpSum(self.cloud_terms)
-        power = pulp.lpSum(self.power.values())
-        return capex, opex, cloud, power
-
-    def constrain_limits(self) -> None:
-        lim = self.p.limits
-        capex, opex, cloud, power = self.totals()
-        # (12)
-        if lim.capex_usd is not None:
-            self.m += capex / SCALE_USD <= lim.capex_usd / SCALE_USD, "budget_capex"
-        if lim.total_usd is not None:
-            self.m += (capex + opex + cloud) / SCALE_USD <= lim.total_usd / SCALE_USD, "budget_total"
-        if lim.power_w is not None:
-            self.m += power / 1e6 <= lim.power_w / 1e6, "max_power"
-        if lim.racks is not None:
-            self.m += pulp.lpSum(self.racks.values()) <= lim.racks, "max_racks"
-
-    def tie_break(self) -> pulp.LpAffineExpression:
-        return pulp.lpSum(TIE_USD * (1 + s["rank"]) * s["y"] for s in self.sys.values())
-
-
-def _divisors(n: int) -> tuple[int, ...]:
-    return tuple(d for d in range(1, n + 1) if n % d == 0)
-
-
-def _pod_shape(sh: FabricShape, per_su: int) -> tuple[int, int, int] | None:
-    """(leaves per pod P, spines per pod S_pod, links of a full pod's spine), or None.
-
-    Mirrors the topology's three-tier rule: a spine keeps half its cages for uplinks, so a pod
-    holds at most ``pod_max`` leaf links per spine; S_pod is the smallest divisor of u with
-    P u / S_pod <= pod_max (network.md 5.2; :mod:`designer.topology.sizing`).
-    """
-    p = sh.ports_per_cage
-    pod_max = (sh.radix // p // 2) * p
-    leaves = (pod_max // per_su) * per_su
-    if leaves == 0 or sh.leaf_up == 0 or sh.max_nodes <= sh.max_nodes_2tier:
-        return None
-    for s in _divisors(sh.leaf_up):
-        if leaves * sh.leaf_up // s <= pod_max:
-            return leaves, s, leaves * sh.leaf_up // s
-    return None
 
 
 _QUIETED = False
@@ -354,7 +97,7 @@ def _value(v) -> float:
     return 0.0 if val is None else float(val)
 
 
-def _run(b: _Builder, objective, solver: str, time_limit_s: float | None, gap: float = REL_GAP) -> str:
+def _run(b: Builder, objective, solver: str, time_limit_s: float | None, gap: float = REL_GAP) -> str:
     b.m.setObjective(objective)
     try:
         b.m.solve(_solver(solver, time_limit_s, gap))
@@ -374,7 +117,7 @@ def _run(b: _Builder, objective, solver: str, time_limit_s: float | None, gap: f
 
 
 def solve_problem(problem: Problem, *, solver: str = "highs", time_limit_s: float | None = None) -> Solution:
-    """Build and solve the program of this module's docstring.
+    """Build and solve the program of :mod:`designer.optimize.formulation`.
 
     Args:
         problem: systems, options, economics and limits.
@@ -386,7 +129,7 @@ def solve_problem(problem: Problem, *, solver: str = "highs", time_limit_s: floa
         SolverTimeoutError: the time limit passed with no feasible design.
         SolverError: the solver is missing or failed.
     """
-    b = _Builder(problem)
+    b = Builder(problem)
     b.build()
     b.constrain_limits()
     capex, opex, cloud, _power = b.totals()
@@ -397,7 +140,7 @@ def solve_problem(problem: Problem, *, solver: str = "highs", time_limit_s: floa
         for w in problem.workloads:
             terms = [b.option_of[(ww, key, idx)].time_s / 86400.0 * var
                      for (ww, key, idx), var in b.x.items() if ww == w]
-            b.m += tmax >= pulp.lpSum(terms), f"longest__{_name(w)}"
+            b.m += tmax >= pulp.lpSum(terms), f"longest__{var_name(w)}"
         # Phase 1: the longest time to train alone, to 0.01% (a makespan objective has many
         # equal optima; proving the last digits costs far more than they are worth).
         max_time_days = _first_phase(b, tmax, "time_fixed", solver, time_limit_s, MIN_TIME_GAP)
@@ -428,7 +171,7 @@ def solve_problem(problem: Problem, *, solver: str = "highs", time_limit_s: floa
     return sol
 
 
-def _first_phase(b: _Builder, primary, name: str, solver: str, time_limit_s: float | None, gap: float) -> float:
+def _first_phase(b: Builder, primary, name: str, solver: str, time_limit_s: float | None, gap: float) -> float:
     """Lexicographic optimisation, first step: minimise ``primary``, then hold it at its optimum
     (to the relative ``gap``) with a constraint called ``name`` while a second objective is
     minimised. Returns the optimum of ``primary``."""
@@ -438,7 +181,7 @@ def _first_phase(b: _Builder, primary, name: str, solver: str, time_limit_s: flo
     return value
 
 
-def _usage_cost(b: _Builder, problem: Problem) -> pulp.LpAffineExpression:
+def _usage_cost(b: Builder, problem: Problem) -> pulp.LpAffineExpression:
     """On-prem cost charged by GPU-seconds used, at each system's full-horizon cost per GPU-second
     (:func:`~designer.optimize.problem.usage_rate_usd_per_gpu_s`)."""
     terms = []
@@ -450,7 +193,7 @@ def _usage_cost(b: _Builder, problem: Problem) -> pulp.LpAffineExpression:
     return pulp.lpSum(terms)
 
 
-def _gap(b: _Builder) -> float:
+def _gap(b: Builder) -> float:
     try:
         solver_model = b.m.solverModel  # HiGHS keeps its model; CBC does not report a gap here
         info = solver_model.getInfo()
@@ -459,7 +202,7 @@ def _gap(b: _Builder) -> float:
         return 1.0
 
 
-def _extract(b: _Builder, problem: Problem, status: str, gap: float, solver: str, max_time_days: float) -> Solution:
+def _extract(b: Builder, problem: Problem, status: str, gap: float, solver: str, max_time_days: float) -> Solution:
     capex, opex, cloud, power = b.totals()
     chosen = None
     for key, s in b.sys.items():

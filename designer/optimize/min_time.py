@@ -9,7 +9,7 @@ cannot win:
 * before evaluating it: every workload runs on the system or in the cloud, on the system at
   best at the GPUs' peak (MFU <= 1) on every GPU the budget lets it have;
 * after evaluating it: at best at its fastest evaluated option that the total budget can pay for
-  (the system alone at that size costs :meth:`~designer.optimize.build.Workspace.program_cost`);
+  (the system alone at that size costs :meth:`~designer.optimize.workspace.Workspace.program_cost`);
 * and when it could only tie the best time, when its smallest size that finishes in time already
   costs more than the best design (ties go to the cheaper design).
 
@@ -21,16 +21,14 @@ from __future__ import annotations
 __all__ = ["solve_min_time", "time_bounds"]
 
 import math
-from typing import TYPE_CHECKING
 
 from designer.errors import InfeasibleError
 from designer.optimize.milp import Solution, solve_problem
 from designer.optimize.problem import Limits
+from designer.optimize.task import Thresholds
+from designer.optimize.workspace import Workspace
 from designer.perf import flops as perf_flops
-from designer.spec import Deployment
-
-if TYPE_CHECKING:  # the workspace calls in here; a runtime import would be circular
-    from designer.optimize.build import Thresholds, Workspace
+from designer.spec.choices import Deployment
 
 _TIE = 1e-9  # relative difference of two longest times that counts as equal
 
@@ -42,8 +40,8 @@ def time_bounds(ws: Workspace, key: str) -> dict[str, float]:
     gpu = ws.catalog.gpus[cand.gpu]
     gpus = ws.max_nodes(cand) * cand.gpus_per_node
     peak = max(gpu.bf16_flops, gpu.fp8_flops or 0.0)
-    return {name: (perf_flops.model_flops(j.model, j.tokens / j.model.seq_len) / (peak * gpus) if gpus >= 1
-                   else math.inf) for name, j in ws.jobs.items()}
+    return {w.name: (perf_flops.model_flops(w.job.model, w.job.tokens / w.job.model.seq_len) / (peak * gpus)
+                     if gpus >= 1 else math.inf) for w in ws.workloads}
 
 
 def _fastest(ws: Workspace, w: str, key: str, th: Thresholds, budget_usd: float | None = None) -> float:
@@ -60,7 +58,7 @@ def _smallest_cost(ws: Workspace, key: str, th: Thresholds, within_s: float) -> 
     """Least total cost of on-prem ``key`` built at all: its smallest size that any workload's
     evaluated option meeting ``th`` and finishing within ``within_s`` uses."""
     cand = ws.by_key[key]
-    sizes = [e.gpus for w in ws.spec.workloads for e in ws.evaluations.get((w.name, key), ())
+    sizes = [e.gpus for w in ws.workloads for e in ws.evaluations.get((w.name, key), ())
              if th.admits(w.name, e.time_s, e.utilization) and e.time_s <= within_s]
     return ws.program_cost(key, -(-min(sizes) // cand.gpus_per_node)) if sizes else math.inf
 
@@ -78,7 +76,7 @@ def solve_min_time(ws: Workspace, th: Thresholds, cloud: list[str], onprem: list
     order = sorted((k for k in onprem if bounds[k] < math.inf), key=lambda k: (bounds[k], k))
     budget = (limits if limits is not None else ws.limits()).total_usd
     in_cloud = {w.name: min((_fastest(ws, w.name, k, th) for k in cloud), default=math.inf)
-                for w in ws.spec.workloads}
+                for w in ws.workloads}
     best: Solution | None = None
     best_key = (math.inf, math.inf)
     for group in [[], *([k] for k in order)]:

@@ -22,13 +22,13 @@ import math
 from dataclasses import replace
 
 from designer import topology
-from designer.bom import BomLine, sort_lines
-from designer.catalog_types import Catalog, CloudInstance, Facility
+from designer.catalog.types import Catalog, CloudInstance, Facility
+from designer.design.bom import BomLine, sort_lines
 from designer.errors import CatalogError
 from designer.optimize.candidates import Candidate
 from designer.optimize.problem import FabricShape, UnitCosts
-from designer.spec import Pricing
-from designer.units import SECONDS_PER_HOUR
+from designer.spec.choices import Pricing
+from designer.spec.units import SECONDS_PER_HOUR
 
 # The SuperPOD reserves 4 leaf ports for its UFM appliances (network.md 1.1); other designs use
 # none. The optimizer sizes compute fabrics without management appliances.

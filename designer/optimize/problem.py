@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from designer.optimize.candidates import Candidate
-from designer.units import SECONDS_PER_YEAR
+from designer.spec.units import SECONDS_PER_YEAR
 
 
 @dataclass(frozen=True, slots=True)

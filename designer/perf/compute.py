@@ -23,7 +23,7 @@ __all__ = ["LayerTimes", "peak_rate", "gemm_rate", "layer_times", "logit_times",
 import math
 from dataclasses import dataclass
 
-from designer.catalog_types import Gpu
+from designer.catalog.types import Gpu
 from designer.errors import PerfError
 from designer.perf import constants as K
 from designer.perf.flops import attention_flops_per_token, gemm_flops_per_token, logit_flops_per_token

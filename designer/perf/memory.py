@@ -25,7 +25,7 @@ import functools
 import math
 from dataclasses import dataclass
 
-from designer.catalog_types import Gpu
+from designer.catalog.types import Gpu
 from designer.perf import constants as K
 from designer.perf.types import Job, ModelArch, Plan, Precision, Recompute
 

@@ -29,8 +29,8 @@ import math
 from dataclasses import dataclass
 
 from designer.perf import collectives as coll
+from designer.perf.cluster import Cluster
 from designer.perf.constants import scaleup_profile
-from designer.perf.types import Cluster
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,15 +21,15 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from designer.catalog_types import Gpu
+from designer.catalog.types import Gpu
 from designer.errors import PerfError
 from designer.perf import network as netm
+from designer.perf.cluster import Cluster
 from designer.perf.compute import layer_times, logit_times
+from designer.perf.estimate import StepEstimate
 from designer.perf.memory import memory_per_gpu, usable_hbm_bytes
-from designer.perf.step import (
-    StepEstimate, Timing, _structure_reason, estimate_from, stage_compute, step_timing, structure_reason_on,
-)
-from designer.perf.types import Cluster, Job, Plan, PlanConstraints
+from designer.perf.step import Timing, _structure_reason, estimate_from, stage_compute, step_timing, structure_reason_on
+from designer.perf.types import Job, Plan, PlanConstraints
 
 _MIN_TOKENS_PER_CP_RANK = 4096  # context parallelism only pays off on long sequences
 _MAX_MICROBATCH = 8

@@ -28,107 +28,22 @@ step, ``F = model_flops_per_token x global_batch x seq_len`` (:mod:`designer.per
 
 from __future__ import annotations
 
-__all__ = ["Breakdown", "StepEstimate", "Timing", "estimate_step", "check_plan", "evaluate", "step_timing",
-           "estimate_from", "stage_compute", "structure_reason_on"]
+__all__ = ["Timing", "estimate_step", "check_plan", "evaluate", "step_timing", "estimate_from", "stage_compute",
+           "structure_reason_on"]
 
 import math
 from dataclasses import dataclass
 
-from designer import units
-from designer.catalog_types import Gpu
+from designer.catalog.types import Gpu
 from designer.errors import PerfError
 from designer.perf import constants as K
 from designer.perf import network as netm
+from designer.perf.cluster import Cluster
 from designer.perf.compute import LayerTimes, layer_times, logit_times, optimizer_step_s, peak_rate
+from designer.perf.estimate import Breakdown, StepEstimate
 from designer.perf.flops import model_flops_per_token
-from designer.perf.memory import MemoryBreakdown, memory_per_gpu, stage_params, usable_hbm_bytes
-from designer.perf.types import Cluster, Job, ModelArch, Plan, Precision, Recompute
-
-
-@dataclass(frozen=True, slots=True)
-class Breakdown:
-    """Seconds per step. ``*_comm_s`` are total communication times, hidden or not;
-    ``exposed_comm_s`` is the part that adds to the step."""
-
-    compute_s: float
-    tp_comm_s: float
-    pp_comm_s: float
-    dp_comm_s: float
-    ep_comm_s: float
-    cp_comm_s: float
-    bubble_s: float
-    exposed_comm_s: float
-    optimizer_s: float
-    checkpoint_s: float
-
-
-@dataclass(frozen=True, slots=True)
-class StepEstimate:
-    """Predicted performance of one plan. ``tflops_per_gpu`` is model TFLOP/s (10^12 FLOP/s).
-
-    ``peak_flops`` is the dense peak FLOP/s of the training precision on the GPU the plan ran
-    on (:func:`~designer.perf.compute.peak_rate`), so ``mfu == tflops_per_gpu * 1e12 /
-    peak_flops``: an MFU only reads against the GPU it was computed for.
-    """
-
-    plan: Plan
-    gpus: int
-    microbatches: int
-    step_time_s: float
-    utilization: float
-    mfu: float
-    tflops_per_gpu: float
-    tokens_per_s: float
-    time_to_train_s: float
-    memory_bytes_per_gpu: float
-    memory: MemoryBreakdown
-    breakdown: Breakdown
-    peak_flops: float
-
-    @property
-    def time_to_train_days(self) -> float:
-        """Time to train the job's tokens, in days."""
-        return self.time_to_train_s / units.SECONDS_PER_DAY
-
-    def to_json_dict(self, name: str | None = None) -> dict[str, object]:
-        """The ``estimate --json`` workload entry (DESIGN.md keys; a few more are added)."""
-        b = self.breakdown
-        p = self.plan
-        out: dict[str, object] = {}
-        if name is not None:
-            out["name"] = name
-        out.update({
-            "gpus": self.gpus,
-            "tp": p.tp,
-            "pp": p.pp,
-            "dp": p.dp,
-            "ep": p.ep,
-            "cp": p.cp,
-            "microbatch": p.microbatch,
-            "virtual_stages": p.virtual_stages,
-            "zero": p.zero,
-            "sequence_parallel": p.sequence_parallel,
-            "step_time_s": self.step_time_s,
-            "utilization": self.utilization,
-            "mfu": self.mfu,
-            "tflops_per_gpu": self.tflops_per_gpu,
-            "tokens_per_s": self.tokens_per_s,
-            "time_to_train_days": self.time_to_train_days,
-            "memory_gb_per_gpu": self.memory_bytes_per_gpu / 1e9,
-            "breakdown": {
-                "compute_s": b.compute_s,
-                "tp_comm_s": b.tp_comm_s,
-                "pp_comm_s": b.pp_comm_s,
-                "dp_comm_s": b.dp_comm_s,
-                "ep_comm_s": b.ep_comm_s,
-                "cp_comm_s": b.cp_comm_s,
-                "bubble_s": b.bubble_s,
-                "exposed_comm_s": b.exposed_comm_s,
-                "optimizer_s": b.optimizer_s,
-                "checkpoint_s": b.checkpoint_s,
-            },
-        })
-        return out
+from designer.perf.memory import memory_per_gpu, stage_params, usable_hbm_bytes
+from designer.perf.types import Job, ModelArch, Plan, Precision, Recompute
 
 
 def _structure_reason(job: Job, plan: Plan, cluster: Cluster) -> str | None:

@@ -1,8 +1,8 @@
-"""Inputs of the performance model: model architecture, training job, parallelism plan, cluster.
+"""Inputs of the performance model: model architecture, training job, parallelism plan.
 
 Plain frozen dataclasses in SI units, independent of the spec and catalog loaders, so that any
-caller (spec loader, optimizer, tests, benchmark scripts) can build them directly. The only
-catalog type used is :class:`designer.catalog_types.Gpu`.
+caller (planner, optimizer, tests, benchmark scripts) can build them directly. The hardware a job
+runs on is :mod:`designer.perf.cluster`.
 """
 
 from __future__ import annotations
@@ -16,15 +16,13 @@ __all__ = [
     "Job",
     "Plan",
     "PlanConstraints",
-    "NetworkView",
-    "Cluster",
+    "check_positive",
+    "check_positive_int",
 ]
 
-import math
 from dataclasses import dataclass, field
 from enum import Enum
 
-from designer.catalog_types import Gpu
 from designer.errors import PerfError
 
 
@@ -52,12 +50,14 @@ def _enum(kind: type[Enum], value: object, what: str) -> Enum:
         raise PerfError(f"{what} must be one of {choices}, not {value!r}") from None
 
 
-def _positive(value: object, what: str) -> None:
+def check_positive(value: object, what: str) -> None:
+    """Raise :class:`~designer.errors.PerfError` unless ``value`` is a positive number."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
         raise PerfError(f"{what} must be a positive number, not {value!r}")
 
 
-def _positive_int(value: object, what: str) -> None:
+def check_positive_int(value: object, what: str) -> None:
+    """Raise :class:`~designer.errors.PerfError` unless ``value`` is a positive integer."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise PerfError(f"{what} must be a positive integer, not {value!r}")
 
@@ -79,15 +79,15 @@ class MoE:
     layer_freq: int = 1
 
     def __post_init__(self) -> None:
-        _positive_int(self.experts, "moe.experts")
-        _positive_int(self.top_k, "moe.top_k")
-        _positive_int(self.layer_freq, "moe.layer_freq")
+        check_positive_int(self.experts, "moe.experts")
+        check_positive_int(self.top_k, "moe.top_k")
+        check_positive_int(self.layer_freq, "moe.layer_freq")
         if self.top_k > self.experts:
             raise PerfError(f"moe.top_k ({self.top_k}) exceeds moe.experts ({self.experts})")
         if self.shared_experts < 0 or self.dense_layers < 0:
             raise PerfError("moe.shared_experts and moe.dense_layers must not be negative")
         if self.expert_ffn is not None:
-            _positive_int(self.expert_ffn, "moe.expert_ffn")
+            check_positive_int(self.expert_ffn, "moe.expert_ffn")
 
     def moe_layers(self, layers: int) -> int:
         """Number of MoE layers among ``layers`` transformer layers."""
@@ -126,10 +126,10 @@ class ModelArch:
 
     def __post_init__(self) -> None:
         for name in ("layers", "hidden", "heads", "vocab", "seq_len"):
-            _positive_int(getattr(self, name), f"model.{name}")
+            check_positive_int(getattr(self, name), f"model.{name}")
         for name in ("kv_heads", "ffn", "head_dim"):
             if getattr(self, name) is not None:
-                _positive_int(getattr(self, name), f"model.{name}")
+                check_positive_int(getattr(self, name), f"model.{name}")
         if self.head_dim is None and self.hidden % self.heads:
             raise PerfError(
                 f"model.hidden ({self.hidden}) is not a multiple of model.heads ({self.heads}); "
@@ -139,7 +139,7 @@ class ModelArch:
             raise PerfError(f"model.heads ({self.heads}) is not a multiple of kv_heads ({self.kv_count})")
         for name in ("params", "active_params"):
             if getattr(self, name) is not None:
-                _positive(getattr(self, name), f"model.{name}")
+                check_positive(getattr(self, name), f"model.{name}")
         if self.moe is not None and self.moe.dense_layers > self.layers:
             raise PerfError("moe.dense_layers exceeds model.layers")
 
@@ -308,13 +308,13 @@ class Job:
     def __post_init__(self) -> None:
         object.__setattr__(self, "precision", _enum(Precision, self.precision, "precision"))
         object.__setattr__(self, "recompute", _enum(Recompute, self.recompute, "recompute"))
-        _positive_int(self.global_batch, "global_batch")
-        _positive(self.tokens, "tokens")
+        check_positive_int(self.global_batch, "global_batch")
+        check_positive(self.tokens, "tokens")
         if self.checkpoint_interval_s is not None:
-            _positive(self.checkpoint_interval_s, "checkpoint_interval_s")
+            check_positive(self.checkpoint_interval_s, "checkpoint_interval_s")
             if self.checkpoint_write_Bps_per_node is None:
                 raise PerfError("checkpoint_interval_s needs checkpoint_write_Bps_per_node")
-            _positive(self.checkpoint_write_Bps_per_node, "checkpoint_write_Bps_per_node")
+            check_positive(self.checkpoint_write_Bps_per_node, "checkpoint_write_Bps_per_node")
 
     @property
     def tokens_per_step(self) -> int:
@@ -373,84 +373,3 @@ class PlanConstraints:
     virtual_stages: int | None = None
     zero: int | None = None
     sequence_parallel: bool | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class NetworkView:
-    """Everything the communication model needs to know about the fabric, per GPU.
-
-    Scale-up (inside a node):
-        gpus_per_node: GPUs sharing one NVLink/Infinity-Fabric domain.
-        scaleup_Bps: per-GPU scale-up bandwidth, one direction, bytes/s (``None``: the GPU's).
-        scaleup_latency_s: per-step latency of a scale-up collective (``None``: default of the
-            GPU's scale-up kind, see :mod:`designer.perf.constants`).
-        scaleup_efficiency: achieved ring bus bandwidth / ``scaleup_Bps`` (``None``: default).
-        scaleup_reduction_efficiency: algorithm bandwidth of an in-switch all-reduce (NVLS) /
-            ``scaleup_Bps``; ``None``: default of the kind (0 where the switch cannot reduce).
-        scaleup_mesh: GPUs are wired point to point (AMD Infinity Fabric) rather than through a
-            switch, so a group of p GPUs only uses (p-1)/(gpus_per_node-1) of the bandwidth.
-            ``None``: default of the kind.
-
-    Scale-out (between nodes):
-        inter_Bps_per_gpu: line rate of the GPU's share of scale-out NICs, one direction, bytes/s.
-        efficiency: achieved bus bandwidth per NIC / line rate for large messages (nccl-tests
-            all-reduce busbw divided by NICs per node; protocol and transport overheads).
-        host_latency_s: one-way NIC plus host-stack latency of a small message.
-        switch_latency_s: one switch traversal, port to port.
-        hops: switch hops between two GPUs on different rails (any-to-any traffic).
-        hops_same_rail: switch hops between same-rank GPUs of two nodes (rail-aligned rings);
-            ``None``: ``hops``.
-        oversubscription: taper (down:up) that data-parallel and expert traffic meets when it
-            leaves a leaf switch; 1 is non-blocking.
-        bisection_Bps_per_gpu: fabric bisection bandwidth (one direction, minimum over balanced
-            cuts) divided by the number of GPUs; ``None``: ``inter_Bps_per_gpu / (2 *
-            oversubscription)``, a tapered fat tree. Bounds all-to-all.
-        in_network_reduction: switches reduce in the network (InfiniBand SHARP), so an
-            all-reduce sends and receives each byte once instead of twice.
-        rail_only: no spine joins the rails; cross-rail traffic first crosses NVLink
-            (Wang et al. 2023, "Rail-only").
-        fabric: name of the fabric, for reports.
-    """
-
-    gpus_per_node: int
-    inter_Bps_per_gpu: float
-    efficiency: float
-    host_latency_s: float
-    switch_latency_s: float
-    hops: int
-    scaleup_Bps: float | None = None
-    scaleup_latency_s: float | None = None
-    scaleup_efficiency: float | None = None
-    scaleup_reduction_efficiency: float | None = None
-    scaleup_mesh: bool | None = None
-    hops_same_rail: int | None = None
-    oversubscription: float = 1.0
-    bisection_Bps_per_gpu: float | None = None
-    in_network_reduction: bool = False
-    rail_only: bool = False
-    fabric: str = ""
-
-    def __post_init__(self) -> None:
-        _positive_int(self.gpus_per_node, "network.gpus_per_node")
-        _positive(self.inter_Bps_per_gpu, "network.inter_Bps_per_gpu")
-        if not 0.0 < self.efficiency <= 1.0:
-            raise PerfError(f"network.efficiency must be in (0, 1], not {self.efficiency!r}")
-        if self.host_latency_s < 0 or self.switch_latency_s < 0 or self.hops < 0:
-            raise PerfError("network latencies and hops must not be negative")
-        if self.oversubscription < 1.0 or not math.isfinite(self.oversubscription):
-            raise PerfError(f"network.oversubscription must be >= 1, not {self.oversubscription!r}")
-        for name in ("scaleup_Bps", "bisection_Bps_per_gpu"):
-            if getattr(self, name) is not None:
-                _positive(getattr(self, name), f"network.{name}")
-        for name in ("scaleup_efficiency",):
-            value = getattr(self, name)
-            if value is not None and not 0.0 < value <= 1.0:
-                raise PerfError(f"network.{name} must be in (0, 1], not {value!r}")
-
-
-@dataclass(frozen=True, slots=True)
-class Cluster:
-    """The hardware a job runs on: one GPU model and the network as the GPUs see it."""
-
-    gpu: Gpu
-    network: NetworkView

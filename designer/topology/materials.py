@@ -22,8 +22,8 @@ __all__ = ["fabric_bom", "pick_transceiver", "pick_cable"]
 
 from typing import Iterable, TypeVar
 
-from designer.bom import BomLine, sort_lines
-from designer.catalog_types import Cable, Catalog, MediaKind, Switch, Transceiver
+from designer.catalog.types import Cable, Catalog, MediaKind, Switch, Transceiver
+from designer.design.bom import BomLine, sort_lines
 from designer.errors import CatalogError
 from designer.topology.schema import NODE_LEAF, MediaClass, TopologyKind
 from designer.topology.summary import FabricSummary
@@ -124,7 +124,7 @@ def fabric_bom(summary: FabricSummary, switch: Switch | None, catalog: Catalog) 
         catalog: Where cables and transceivers are chosen from.
 
     Returns:
-        BOM lines in :func:`designer.bom.sort_lines` order: category ``switch`` (roles ``leaf``,
+        BOM lines in :func:`designer.design.bom.sort_lines` order: category ``switch`` (roles ``leaf``,
         ``spine``, ``core``), ``transceiver`` (``switch-side``, ``node-side``) and ``cable``
         (roles by tier: ``node-leaf``, ``leaf-spine``, ``spine-core``).
 

@@ -13,7 +13,7 @@ __all__ = [
 import math
 from dataclasses import dataclass
 
-from designer.catalog_types import CloudInstance, Nic, Server, Switch
+from designer.catalog.types import CloudInstance, Nic, Server, Switch
 from designer.errors import TopologyError
 from designer.topology.schema import TopologyKind
 

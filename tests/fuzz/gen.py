@@ -10,7 +10,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from designer import yamlio
+from designer.spec import yamlio
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 EXAMPLES = {p.name: p.read_text(encoding="utf-8") for p in sorted((ROOT / "examples").glob("*.yaml"))}

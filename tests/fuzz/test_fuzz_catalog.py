@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import given
 
 from designer import catalog as catalog_mod
-from designer.catalog_types import KINDS
+from designer.catalog.types import KINDS
 from designer.errors import InputError
 
 from . import gen

@@ -9,8 +9,9 @@ from pathlib import Path
 
 from hypothesis import given
 
-from designer import spec as spec_mod, yamlio
 from designer.errors import InputError
+from designer.spec import load as spec_mod
+from designer.spec import yamlio
 
 from . import gen
 

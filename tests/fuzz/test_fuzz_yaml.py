@@ -7,8 +7,8 @@ from pathlib import Path
 
 from hypothesis import given, strategies as st
 
-from designer import yamlio
 from designer.errors import InputError
+from designer.spec import yamlio
 
 from . import gen
 

@@ -15,9 +15,12 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from typer.testing import CliRunner
 
-from designer import catalog as catalog_mod, inputs, planner, spec as spec_mod, yamlio
+from designer import catalog as catalog_mod, planner
 from designer.cli import app
 from designer.errors import InfeasibleError
+from designer.planner import inputs
+from designer.spec import load as spec_mod
+from designer.spec import yamlio
 
 from . import gen
 

@@ -7,9 +7,10 @@ import textwrap
 from dataclasses import replace
 from pathlib import Path
 
-from designer import inputs
-from designer.optimize import build, explain
-from designer.optimize.candidates import enumerate_candidates
+from designer.optimize import batches, explain
+from designer.optimize.workspace import Workspace
+from designer.planner.compile import compile_task
+from designer.planner.inputs import load_inputs
 
 SPEC = """
     version: 1
@@ -25,18 +26,17 @@ SPEC = """
     """
 
 
-def _workspace(tmp_path: Path) -> build.Workspace:
+def _workspace(tmp_path: Path) -> Workspace:
     path = tmp_path / "spec.yaml"
     path.write_text(textwrap.dedent(SPEC))
-    spec, catalog = inputs.load_inputs(path)
-    candidates, _ = enumerate_candidates(spec, catalog)
-    return build.Workspace(spec, catalog, inputs.facility_for(spec, catalog), candidates)
+    spec, catalog = load_inputs(path)
+    return Workspace(compile_task(spec, catalog))
 
 
 def test_an_alternative_over_budget_once_priced_exactly_is_not_offered(tmp_path):
     ws = _workspace(tmp_path)
-    th = build.thresholds_of(ws.spec)
-    sol = ws.solve(th)
+    th = ws.task.thresholds
+    sol = batches.solve(ws, th)
     chosen = explain._total(sol)
 
     def inflated(x):  # every other design lays out $60M dearer than the program counts it

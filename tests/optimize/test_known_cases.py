@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from designer import planner
-from designer.inputs import load_inputs
+from designer.planner.inputs import load_inputs
 
 
 def _solve(tmp_path: Path, text: str):

@@ -16,7 +16,7 @@ from designer.optimize import pricing
 from designer.optimize.candidates import Candidate
 from designer.optimize.milp import solve_problem
 from designer.optimize.problem import Economics, Limits, OnPremSystem, Option, Problem
-from designer.spec import Deployment
+from designer.spec.choices import Deployment
 
 CATALOG = load_builtin()
 FACILITY = CATALOG.facilities["default"]

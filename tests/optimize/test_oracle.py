@@ -21,8 +21,8 @@ from designer.optimize import pricing
 from designer.optimize.candidates import Candidate
 from designer.optimize.milp import solve_problem
 from designer.optimize.problem import CloudSystem, Economics, Limits, OnPremSystem, Option, Problem
-from designer.spec import Deployment
-from designer.units import SECONDS_PER_YEAR
+from designer.spec.choices import Deployment
+from designer.spec.units import SECONDS_PER_YEAR
 
 CATALOG = load_builtin()
 FACILITY = CATALOG.facilities["default"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from designer.catalog_types import Gpu, Provenance
+from designer.catalog.types import Gpu, Provenance
 from designer.perf import MoE, ModelArch, NetworkView
 
 _SRC = Provenance(source="NVIDIA A100/H100 datasheets; MAMF from stas00/ml-engineering", as_of="2024")

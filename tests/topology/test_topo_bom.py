@@ -2,10 +2,10 @@
 
 import pytest
 
-from designer.bom import total_capex
+from designer.catalog.types import CloudInstance, FabricKind
+from designer.design.bom import total_capex
 from designer.errors import CatalogError
 from designer.topology import fabric_bom, request_for, request_for_cloud, summarize
-from designer.catalog_types import CloudInstance, FabricKind
 from topo_factories import TEST, catalog, cx7, dgx_h100, dgx_request, qm9700
 
 

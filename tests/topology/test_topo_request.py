@@ -5,7 +5,7 @@ import doctest
 
 import pytest
 
-from designer.catalog_types import Nic, Protocol
+from designer.catalog.types import Nic, Protocol
 from designer.errors import TopologyError
 from designer.topology import FabricRequest, TopologyKind, build, request_for, schema, summary
 from topo_factories import TEST, G, cx7, dgx_h100, dgx_request, qm9700, sn5600

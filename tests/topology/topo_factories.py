@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from designer.catalog_types import (
+from designer.catalog.types import (
     Cable, Catalog, MediaKind, Nic, Protocol, Provenance, Server, Switch, Transceiver,
 )
 from designer.topology import FabricRequest, TopologyKind

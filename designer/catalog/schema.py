@@ -1,0 +1,250 @@
+"""The catalog schema: per kind, each YAML key, the dataclass attribute it fills, its parser and
+default; the value parsers (raw YAML value -> SI value, or ValueError with a message for people);
+and the references checked once every file is merged. :mod:`designer.catalog.merge` applies it.
+"""
+
+from __future__ import annotations
+
+__all__ = ["KINDS", "PLURALS", "REFERENCES", "REQUIRED", "Parser", "price_date", "hint", "text", "name_ref", "flag",
+           "as_of"]
+
+import difflib
+import re
+from dataclasses import dataclass
+from datetime import date
+from types import MappingProxyType
+from typing import Any, Callable, Iterable
+
+from designer.catalog.types import (
+    KINDS as KIND_NAMES, Cable, CloudInstance, FabricKind, FabricProfile, Facility, Gpu, MediaKind, Nic,
+    Protocol, Server, Switch, Transceiver,
+)
+from designer.spec import units
+
+_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+_AS_OF = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
+_SCALEUP_KINDS = ("nvlink3", "nvlink4", "nvlink5", "infinity-fabric")
+
+
+# --- value parsers: raw YAML value -> SI value, or ValueError with a message for people ---------
+
+Parser = Callable[[Any], Any]
+
+
+def hint(word: str, options: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest option, else ``""``.
+
+    A name the word begins (``h100`` -> ``h100-sxm``) beats difflib's closest match (ratio >= 0.6).
+    """
+    word, names = str(word), sorted(set(map(str, options)))
+    longer = sorted((n for n in names if word and n.startswith(word) and n != word), key=len)
+    close = longer[:1] or difflib.get_close_matches(word, names, n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def text(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"expected non-empty text, got {value!r}")
+    return value.strip()
+
+
+def name_ref(value: Any) -> str:
+    name = text(value)
+    if not _NAME.fullmatch(name):
+        raise ValueError(f"'{name}' is not a catalog name (lower case letters, digits, '.', '_', '-')")
+    return name
+
+
+def integer(minimum: int) -> Parser:
+    def parse(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"expected a whole number, got {value!r}")
+        if value < minimum:
+            raise ValueError(f"must be at least {minimum}, got {value}")
+        return value
+    return parse
+
+
+def positive(parse_unit: Parser) -> Parser:
+    def parse(value: Any) -> float:
+        number = parse_unit(value)
+        if number <= 0:
+            raise ValueError(f"must be positive, got {value!r}")
+        return number
+    return parse
+
+
+def optional(parse: Parser) -> Parser:
+    return lambda value: None if value is None else parse(value)
+
+
+def flag(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"expected true or false, got {value!r}")
+    return value
+
+
+def _pue(value: Any) -> float:
+    # PUE = facility power / IT power, so it cannot be below 1 (The Green Grid definition).
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 1.0 <= value <= 5.0:
+        raise ValueError(f"a PUE is a number between 1 and 5, got {value!r}")
+    return float(value)
+
+
+_LENGTH = {"m": 1.0, "cm": 0.01, "km": 1000.0}
+
+
+def _length_m(value: Any) -> float:
+    # designer.spec.units has no length parser; reach is the only length in the catalogs.
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-z]+)\s*", value) if isinstance(value, str) else None
+    if not m or m.group(2) not in _LENGTH or float(m.group(1)) <= 0:
+        raise ValueError(f"expected a positive length such as '30 m', got {value!r}")
+    return float(m.group(1)) * _LENGTH[m.group(2)]
+
+
+def _choice(options: Iterable[str], convert: Callable[[str], Any] = str) -> Parser:
+    allowed = tuple(options)
+
+    def parse(value: Any) -> Any:
+        if value not in allowed:
+            raise ValueError(f"unknown value {value!r}{hint(str(value), allowed)}; use one of {', '.join(allowed)}")
+        return convert(value)
+    return parse
+
+
+def _protocols(value: Any) -> frozenset[Protocol]:
+    if not isinstance(value, list) or not value:
+        raise ValueError("expected a non-empty list such as [infiniband, ethernet]")
+    pick = _choice([p.value for p in Protocol], Protocol)
+    return frozenset(pick(v) for v in value)
+
+
+def _speeds(value: Any) -> tuple[float, ...]:
+    """Lower per-port rates a NIC also runs at: a list of bandwidths (``[200 Gbps, 100 Gbps]``)."""
+    if not isinstance(value, list) or not value:
+        raise ValueError("expected a non-empty list of rates such as [200 Gbps, 100 Gbps]")
+    return tuple(sorted({_BW(v) for v in value}, reverse=True))
+
+
+def _breakout(value: Any) -> MappingProxyType:
+    if not isinstance(value, dict):
+        raise ValueError("expected a mapping of rate to port count, such as {200 Gbps: 128}")
+    out = {_BW(rate): integer(1)(count) for rate, count in value.items()}
+    return MappingProxyType(dict(sorted(out.items(), reverse=True)))
+
+
+def as_of(value: Any) -> str:
+    text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
+    if not _AS_OF.fullmatch(text):
+        raise ValueError(f"expected a date YYYY, YYYY-MM or YYYY-MM-DD, got {value!r}")
+    price_date(text)  # rejects month 13 and the like
+    return text
+
+
+def price_date(as_of: str) -> date:
+    """The first day of the period an ``as_of`` names: ``2024`` -> 2024-01-01, ``2024-08`` -> 2024-08-01.
+
+    Taking the start of the period errs towards calling a price old, never new.
+    """
+    m = _AS_OF.fullmatch(as_of)
+    if not m:
+        raise ValueError(f"not a date: {as_of!r}")
+    try:
+        return date(int(m.group(1)), int(m.group(2) or 1), int(m.group(3) or 1))
+    except ValueError as exc:
+        raise ValueError(f"not a date: {as_of!r} ({exc})") from None
+
+
+# --- the schema: YAML key -> (dataclass attribute, parser, default) per kind -----------------------
+
+REQUIRED = object()
+
+
+@dataclass(frozen=True, slots=True)
+class _Field:
+    key: str
+    attr: str
+    parse: Parser
+    default: Any = REQUIRED
+
+
+@dataclass(frozen=True, slots=True)
+class _Kind:
+    cls: type
+    attr: str  # Catalog attribute
+    fields: tuple[_Field, ...]
+
+
+_BW = positive(units.parse_bandwidth)
+_efficiency = positive(units.parse_fraction)  # in (0, 1]
+_MONEY = units.parse_money
+_POWER = units.parse_power
+_DESC = _Field("description", "description", text)
+
+KINDS: dict[str, _Kind] = {
+    "gpu": _Kind(Gpu, "gpus", (
+        _DESC, _Field("vendor", "vendor", text), _Field("bf16", "bf16_flops", positive(units.parse_flops)),
+        _Field("fp8", "fp8_flops", optional(positive(units.parse_flops)), None),
+        _Field("hbm", "hbm_bytes", positive(units.parse_data_size)), _Field("hbm_bandwidth", "hbm_Bps", _BW),
+        _Field("scaleup_bandwidth", "scaleup_Bps", _BW),
+        _Field("scaleup_kind", "scaleup_kind", _choice(_SCALEUP_KINDS)),
+        _Field("power", "power_w", positive(_POWER)), _Field("price", "price_usd", optional(_MONEY), None),
+        _Field("matmul_efficiency", "matmul_efficiency", _efficiency))),
+    "nic": _Kind(Nic, "nics", (
+        _DESC, _Field("rate", "rate_Bps", _BW), _Field("ports", "ports", integer(1)),
+        _Field("protocols", "protocols", _protocols), _Field("rdma", "rdma", flag),
+        _Field("price", "price_usd", _MONEY), _Field("power", "power_w", _POWER),
+        _Field("speeds", "speeds_Bps", _speeds, ()))),
+    "switch": _Kind(Switch, "switches", (
+        _DESC, _Field("protocol", "protocol", _choice([p.value for p in Protocol], Protocol)),
+        _Field("ports", "ports", integer(1)), _Field("port_rate", "port_rate_Bps", _BW),
+        _Field("cages", "cages", integer(1)), _Field("breakout", "breakout", _breakout, MappingProxyType({})),
+        _Field("latency", "latency_s", positive(units.parse_duration)),
+        _Field("in_network_reduction", "in_network_reduction", flag, False),
+        _Field("price", "price_usd", _MONEY), _Field("power", "power_w", _POWER),
+        _Field("rack_units", "rack_units", integer(1)))),
+    "cable": _Kind(Cable, "cables", (
+        _DESC, _Field("media", "media", _choice([m.value for m in MediaKind], MediaKind)),
+        _Field("rate", "rate_Bps", _BW), _Field("reach", "reach_m", _length_m),
+        _Field("price", "price_usd", _MONEY), _Field("power", "power_w", _POWER, 0.0))),
+    "transceiver": _Kind(Transceiver, "transceivers", (
+        _DESC, _Field("rate", "rate_Bps", _BW), _Field("logical_ports", "logical_ports", integer(1), 1),
+        _Field("reach", "reach_m", _length_m), _Field("price", "price_usd", _MONEY),
+        _Field("power", "power_w", _POWER))),
+    "server": _Kind(Server, "servers", (
+        _DESC, _Field("gpu", "gpu", name_ref), _Field("gpus", "gpus", integer(1)),
+        _Field("nic", "nic", name_ref), _Field("nics", "nics", integer(1)),
+        _Field("nic_cages", "nic_cages", integer(1)),
+        _Field("storage_nic", "storage_nic", optional(name_ref), None),
+        _Field("storage_nics", "storage_nics", integer(0), 0), _Field("power", "power_w", positive(_POWER)),
+        _Field("rack_units", "rack_units", integer(1)), _Field("price", "price_usd", _MONEY))),
+    "cloud": _Kind(CloudInstance, "clouds", (
+        _DESC, _Field("provider", "provider", text), _Field("gpu", "gpu", name_ref),
+        _Field("gpus", "gpus", integer(1)),
+        _Field("network", "network", _choice([k.value for k in FabricKind], FabricKind)),
+        _Field("network_bandwidth", "network_Bps", _BW),
+        _Field("price_on_demand", "price_on_demand_usd_per_s", positive(units.parse_hourly_price)),
+        _Field("price_reserved_1y", "price_reserved_1y_usd_per_s", optional(units.parse_hourly_price), None),
+        _Field("price_reserved_3y", "price_reserved_3y_usd_per_s", optional(units.parse_hourly_price), None),
+        _Field("region", "region", text))),
+    "fabric": _Kind(FabricProfile, "fabrics", (
+        _Field("host_latency", "host_latency_s", positive(units.parse_duration)),
+        _Field("efficiency", "efficiency", _efficiency),
+        _Field("in_network_reduction", "in_network_reduction", flag, False),
+        _Field("lossless", "lossless", flag))),
+    "facility": _Kind(Facility, "facilities", (
+        _Field("electricity", "electricity_usd_per_j", positive(units.parse_energy_price)),
+        _Field("pue", "pue", _pue), _Field("rack_power", "rack_power_w", positive(_POWER)),
+        _Field("rack_units", "rack_units", integer(1)), _Field("rack_price", "rack_price_usd", _MONEY),
+        _Field("installation_fraction", "installation_fraction", units.parse_fraction),
+        _Field("maintenance_fraction_per_year", "maintenance_fraction_per_year", units.parse_fraction))),
+}
+assert tuple(KINDS) == KIND_NAMES  # one schema per kind, in the documented order
+
+# Kinds by their plural (built-in file names, `--kind switches`).
+PLURALS = {"gpus": "gpu", "nics": "nic", "switches": "switch", "cables": "cable", "transceivers": "transceiver",
+           "servers": "server", "clouds": "cloud", "fabrics": "fabric", "facilities": "facility"}
+
+# References checked once all files are merged: (kind, attribute, kind it names).
+REFERENCES = (("server", "gpu", "gpu"), ("server", "nic", "nic"), ("server", "storage_nic", "nic"),
+               ("cloud", "gpu", "gpu"))

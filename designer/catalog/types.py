@@ -1,0 +1,254 @@
+"""Typed, immutable catalog entries: GPUs, servers, NICs, switches, cables, optics, cloud instances.
+
+Every field is in SI units (bytes, bytes/s, seconds, watts, US dollars, US dollars per second).
+``designer.catalog.load`` parses the YAML files into these; the rest of the package only sees these.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "FabricKind",
+    "Protocol",
+    "MediaKind",
+    "Provenance",
+    "Gpu",
+    "Nic",
+    "Switch",
+    "Cable",
+    "Transceiver",
+    "Server",
+    "CloudInstance",
+    "FabricProfile",
+    "Facility",
+    "Catalog",
+    "KINDS",
+]
+
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+from typing import Mapping
+
+
+class FabricKind(str, Enum):
+    """Scale-out network technology. Cloud providers' networks are kinds of their own."""
+
+    ETHERNET = "ethernet"  # Ethernet with the kernel TCP stack
+    ROCE = "roce"  # RDMA over Converged Ethernet v2 (lossless Ethernet, PFC/ECN)
+    INFINIBAND = "infiniband"
+    EFA = "efa"  # AWS Elastic Fabric Adapter (SRD transport)
+    TCPX = "gpudirect-tcpx"  # GCP A3 High
+    TCPXO = "gpudirect-tcpxo"  # GCP A3 Mega
+
+
+class Protocol(str, Enum):
+    """What a switch or NIC port speaks on the wire."""
+
+    ETHERNET = "ethernet"
+    INFINIBAND = "infiniband"
+
+
+class MediaKind(str, Enum):
+    """Physical link media. DAC is passive copper, AOC active optical, fiber needs transceivers."""
+
+    DAC = "dac"
+    AOC = "aoc"
+    FIBER = "fiber"
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where a catalog figure comes from. ``estimate`` entries say why in ``note``."""
+
+    source: str
+    as_of: str
+    estimate: bool = False
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Gpu:
+    """An accelerator. Peak rates are dense (no sparsity)."""
+
+    name: str
+    description: str
+    vendor: str
+    bf16_flops: float  # FLOP/s, dense
+    fp8_flops: float | None  # FLOP/s, dense; None where the GPU has no FP8 tensor cores
+    hbm_bytes: float
+    hbm_Bps: float
+    scaleup_Bps: float  # NVLink/Infinity Fabric bandwidth per GPU, one direction
+    scaleup_kind: str  # nvlink3 | nvlink4 | nvlink5 | infinity-fabric
+    power_w: float  # TDP
+    price_usd: float | None
+    matmul_efficiency: float  # achievable dense BF16 matmul / peak (measured MAMF where published)
+    provenance: Provenance
+
+
+@dataclass(frozen=True, slots=True)
+class Nic:
+    """A network adapter. ``rate_Bps`` is per port."""
+
+    name: str
+    description: str
+    rate_Bps: float
+    ports: int
+    protocols: frozenset[Protocol]
+    rdma: bool  # RoCE / InfiniBand verbs capable
+    price_usd: float
+    power_w: float
+    provenance: Provenance
+    speeds_Bps: tuple[float, ...] = ()  # lower per-port rates the NIC can also run at (e.g. 400G NIC at 100GbE)
+
+    def rates(self) -> tuple[float, ...]:
+        """Every per-port rate the NIC runs at, fastest first."""
+        return tuple(sorted({self.rate_Bps, *self.speeds_Bps}, reverse=True))
+
+
+@dataclass(frozen=True, slots=True)
+class Switch:
+    """A fabric switch. ``ports`` at ``port_rate_Bps``; ``breakout`` maps a lower rate to its port count."""
+
+    name: str
+    description: str
+    protocol: Protocol
+    ports: int
+    port_rate_Bps: float
+    cages: int  # physical cages (a 64-port NDR switch has 32 twin-port OSFP cages)
+    breakout: Mapping[float, int]  # rate_Bps -> logical ports at that rate (e.g. 400G -> 128 on SN5600)
+    latency_s: float  # port-to-port
+    in_network_reduction: bool  # SHARP-class in-switch reduction
+    price_usd: float
+    power_w: float
+    rack_units: int
+    provenance: Provenance
+
+    def ports_at(self, rate_Bps: float) -> int:
+        """Logical ports when every port runs at ``rate_Bps`` (native or broken out); 0 if impossible."""
+        if abs(rate_Bps - self.port_rate_Bps) < 1.0:
+            return self.ports
+        for rate, count in self.breakout.items():
+            if abs(rate - rate_Bps) < 1.0:
+                return count
+        return 0
+
+
+@dataclass(frozen=True, slots=True)
+class Cable:
+    """A cable: DAC or AOC (ends included) or a fiber patch cord (needs transceivers)."""
+
+    name: str
+    description: str
+    media: MediaKind
+    rate_Bps: float
+    reach_m: float
+    price_usd: float
+    power_w: float
+    provenance: Provenance
+
+
+@dataclass(frozen=True, slots=True)
+class Transceiver:
+    """A pluggable optic. ``logical_ports`` is 2 for twin-port OSFP (2x400G in one cage)."""
+
+    name: str
+    description: str
+    rate_Bps: float  # per logical port
+    logical_ports: int
+    reach_m: float
+    price_usd: float
+    power_w: float
+    provenance: Provenance
+
+
+@dataclass(frozen=True, slots=True)
+class Server:
+    """A GPU server. ``price_usd`` is the complete system as quoted (GPUs and NICs included)."""
+
+    name: str
+    description: str
+    gpu: str  # Gpu name
+    gpus: int
+    nic: str  # compute (scale-out) Nic name
+    nics: int  # compute NIC ports, one per rail
+    nic_cages: int  # physical compute cages on the chassis (DGX H100: 4 twin-port OSFP for 8 NICs)
+    storage_nic: str | None
+    storage_nics: int
+    power_w: float  # maximum system power
+    rack_units: int
+    price_usd: float
+    provenance: Provenance
+
+
+@dataclass(frozen=True, slots=True)
+class CloudInstance:
+    """A rentable GPU instance with its provider's network."""
+
+    name: str
+    description: str
+    provider: str
+    gpu: str  # Gpu name
+    gpus: int
+    network: FabricKind
+    network_Bps: float  # scale-out bandwidth per instance
+    price_on_demand_usd_per_s: float
+    price_reserved_1y_usd_per_s: float | None
+    price_reserved_3y_usd_per_s: float | None
+    region: str
+    provenance: Provenance
+
+
+@dataclass(frozen=True, slots=True)
+class FabricProfile:
+    """Per-technology constants for the communication model."""
+
+    name: str  # a FabricKind value
+    kind: FabricKind
+    host_latency_s: float  # NIC + host stack, one way, small message
+    efficiency: float  # achieved collective bus bandwidth / line rate, large messages
+    in_network_reduction: bool  # SHARP-class reduction available
+    lossless: bool
+    provenance: Provenance
+
+
+@dataclass(frozen=True, slots=True)
+class Facility:
+    """Data-centre defaults: electricity, PUE, rack limits and the shares of capex for extras."""
+
+    name: str
+    electricity_usd_per_j: float
+    pue: float
+    rack_power_w: float
+    rack_units: int
+    rack_price_usd: float
+    installation_fraction: float  # of capex, once
+    maintenance_fraction_per_year: float  # of capex, every year
+    provenance: Provenance
+
+
+KINDS = ("gpu", "nic", "switch", "cable", "transceiver", "server", "cloud", "fabric", "facility")
+
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    """All known entries by kind, then by name. Immutable; build a new one to change it."""
+
+    gpus: Mapping[str, Gpu] = field(default_factory=lambda: MappingProxyType({}))
+    nics: Mapping[str, Nic] = field(default_factory=lambda: MappingProxyType({}))
+    switches: Mapping[str, Switch] = field(default_factory=lambda: MappingProxyType({}))
+    cables: Mapping[str, Cable] = field(default_factory=lambda: MappingProxyType({}))
+    transceivers: Mapping[str, Transceiver] = field(default_factory=lambda: MappingProxyType({}))
+    servers: Mapping[str, Server] = field(default_factory=lambda: MappingProxyType({}))
+    clouds: Mapping[str, CloudInstance] = field(default_factory=lambda: MappingProxyType({}))
+    fabrics: Mapping[str, FabricProfile] = field(default_factory=lambda: MappingProxyType({}))
+    facilities: Mapping[str, Facility] = field(default_factory=lambda: MappingProxyType({}))
+    digest: str = ""  # sha256 over the catalog files that were loaded, in load order
+    dates: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # file -> newest as_of
+
+    def by_kind(self, kind: str) -> Mapping[str, object]:
+        """The mapping of entries of one kind (one of :data:`KINDS`)."""
+        return {
+            "gpu": self.gpus, "nic": self.nics, "switch": self.switches, "cable": self.cables,
+            "transceiver": self.transceivers, "server": self.servers, "cloud": self.clouds,
+            "fabric": self.fabrics, "facility": self.facilities,
+        }[kind]

@@ -1,0 +1,67 @@
+"""The command line: the typer app, every command registered in the order ``--help`` lists them.
+
+Each command group lives in its own module and knows nothing of this one (no import cycles):
+:mod:`~designer.cli.spec` (validate, schema), :mod:`~designer.cli.solve` (solve, estimate),
+:mod:`~designer.cli.design` (bom, diff, explain, draw), :mod:`~designer.cli.catalog` (catalog
+list|show) and :mod:`~designer.cli.whatif` (frontier, sweep). A command parses its arguments, makes
+one call into the library, renders and sets the exit code (:mod:`~designer.cli.run`); the CLI is
+the only part of the package that prints or exits. Exit codes (DESIGN.md): 0 success, 1 designs
+differ (``diff``), 2 bad input, 3 infeasible, 4 no answer in time, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+__all__ = ["app", "main"]
+
+import sys
+
+import typer
+
+from designer import __version__
+from designer.cli import design, solve, spec, whatif
+from designer.cli.catalog import catalog_app
+from designer.cli.run import err, state
+
+app = typer.Typer(
+    name="designer",
+    help="Design GPU training clusters and their networks, and find the cheapest one that does the job.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"designer {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors (for bug reports)."),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+) -> None:
+    state["debug"] = debug
+
+
+app.command()(spec.validate)
+app.command()(spec.schema)
+app.command()(solve.solve)
+app.command()(solve.estimate)
+app.command()(design.bom)
+app.command()(design.diff)
+app.command()(design.explain)
+app.add_typer(catalog_app, name="catalog", help="What hardware and prices are known, with source and date.")
+app.command("draw")(design.draw_command)
+app.command("frontier")(whatif.frontier_command)
+app.command("sweep")(whatif.sweep_command)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        err("interrupted; no output was written")
+        sys.exit(130)

@@ -1,0 +1,76 @@
+"""``designer solve`` and ``designer estimate``: optimise a spec, or predict on the system it pins."""
+
+from __future__ import annotations
+
+__all__ = ["SolveFormat", "solve", "estimate"]
+
+import json
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from designer.cli.common import SOLVER_OPTION, TIME_LIMIT_OPTION, SolverName
+from designer.cli.run import err, run
+
+
+class SolveFormat(str, Enum):
+    table = "table"
+    yaml = "yaml"
+    json = "json"
+    markdown = "markdown"
+
+
+def solve(
+    spec_path: Path = typer.Argument(..., metavar="SPEC", help="The spec to solve.", show_default=False),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the design file here (YAML)."),
+    fmt: SolveFormat = typer.Option(SolveFormat.table, "--format", "-f", help="What to print."),
+    solver: SolverName = SOLVER_OPTION,
+    time_limit: Optional[float] = TIME_LIMIT_OPTION,
+) -> None:
+    """Find the cheapest design meeting every constraint. Exit 0 solved, 2 bad input, 3 infeasible, 4 no answer in time."""
+    from designer import planner, report
+    from designer.cli import atomic
+    from designer.design import io as design_io
+    from designer.planner import inputs
+
+    def body() -> int:
+        spec, catalog = inputs.load_inputs(spec_path)
+        if output is not None:
+            atomic.check_writable(output)  # before the solve, which can take a while
+        result = planner.plan(spec, catalog, solver=solver.value, time_limit_s=time_limit)
+        if output is not None:
+            atomic.write_atomic(output, design_io.dump_design(result))
+        for warning in result.warnings:
+            err(f"warning: {warning}")
+        if fmt is SolveFormat.json:
+            typer.echo(json.dumps(design_io.design_to_json_dict(result), indent=2, sort_keys=False))
+        elif fmt is SolveFormat.yaml:
+            typer.echo(design_io.dump_design(result), nl=False)
+        else:
+            typer.echo(report.render_summary(result, fmt.value), nl=False)
+        return 0
+
+    run(body)
+
+
+def estimate(
+    spec_path: Path = typer.Argument(..., metavar="SPEC", help="A spec whose `system` is pinned.", show_default=False),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON (keys per DESIGN.md)."),
+) -> None:
+    """Predict step time, utilization and time to train on the system pinned in the spec (no optimisation)."""
+    from designer import planner
+    from designer.planner import inputs
+    from designer.report import estimate as report_estimate
+
+    def body() -> int:
+        spec, catalog = inputs.load_inputs(spec_path)
+        result = planner.estimate(spec, catalog)
+        if as_json:
+            typer.echo(json.dumps(report_estimate.estimate_to_json_dict(result), indent=2))
+        else:
+            typer.echo(report_estimate.render_estimate(result), nl=False)
+        return 0
+
+    run(body)

@@ -1,0 +1,245 @@
+"""``designer frontier`` and ``designer sweep``: what-if studies over targets and prices.
+
+Thin commands: parse the options, make one call into :mod:`designer.study`, render
+(:mod:`designer.report.study`, :mod:`designer.pictures.plot`), write, set the exit code (0 done,
+2 bad input, as for every command). The study (and with it the solver) loads only when a command
+runs.
+"""
+
+from __future__ import annotations
+
+__all__ = ["frontier_command", "sweep_command", "parse_range", "parse_variation", "MAX_POINTS"]
+
+import json
+import math
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Callable, List, Optional
+
+import typer
+
+from designer.cli.common import JOBS_OPTION, SOLVER_OPTION, TIME_LIMIT_OPTION, SolverName
+from designer.cli.run import run
+from designer.design.study import VARIABLES, Variation
+from designer.errors import InputError
+from designer.spec import units
+
+_DEFAULT_UTILIZATION = "0.5:0.95:0.05"
+MAX_POINTS = 200  # most values in one range: each is a full solve
+
+
+def _fraction(text: str) -> float:
+    """``0.8`` or ``80%``."""
+    return units.parse_fraction(text if text.strip().endswith("%") else float(text))
+
+
+def _workers(jobs: Optional[int]) -> int:
+    if jobs is not None:
+        if jobs < 1:
+            raise InputError(f"--jobs must be at least 1, got {jobs}")
+        return jobs
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class _Bar:
+    """A one-line progress bar on stderr, drawn only on a terminal (logs stay clean)."""
+
+    def __init__(self, label: str, width: int = 30):
+        self.label, self.width = label, width
+        self.live = sys.stderr.isatty()
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.live or total <= 0:
+            return
+        filled = self.width * done // total
+        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'-' * (self.width - filled)}] {done}/{total}")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.live:  # erase the bar: the results follow on stdout
+            sys.stderr.write("\r" + " " * (len(self.label) + self.width + 16) + "\r")
+            sys.stderr.flush()
+
+# ---------------------------------------------------------------- option parsing
+
+
+def parse_range(text: str, parse: Callable[[str], float] = float, *, what: str = "range") -> tuple[float, ...]:
+    """``"0.5:0.95:0.05"`` (start:stop:step, stop included) or ``"0.6,0.7,0.9"`` as values.
+
+    Args:
+        text: The range.
+        parse: Parser of one value (``units.parse_money`` for budgets).
+        what: The option's name, for error messages.
+
+    Raises:
+        InputError: Malformed, empty, decreasing, or more than :data:`MAX_POINTS` values.
+
+    Examples:
+        >>> parse_range("0.5:0.7:0.1")
+        (0.5, 0.6, 0.7)
+        >>> parse_range("2,1")
+        (1.0, 2.0)
+    """
+    def one(item: str) -> float:
+        try:
+            value = float(parse(item.strip()))
+        except (ValueError, units.UnitError) as exc:
+            raise InputError(f"{what}: cannot read {item.strip()!r}: {exc}") from None
+        if not math.isfinite(value):
+            raise InputError(f"{what}: {item.strip()!r} is not a finite number")
+        return value
+
+    if ":" in text:
+        parts = text.split(":")
+        if len(parts) != 3:
+            raise InputError(f"{what}: expected start:stop:step, e.g. 0.5:0.95:0.05; got {text!r}")
+        lo, hi, step = (one(p) for p in parts)
+        if step <= 0 or hi < lo:
+            raise InputError(f"{what}: need step > 0 and stop >= start; got {text!r}")
+        count = math.floor((hi - lo) / step + 1e-9) + 1
+        values = [round(lo + i * step, 12) for i in range(min(count, MAX_POINTS + 1))]
+    else:
+        values = sorted({one(p) for p in text.split(",") if p.strip()})
+    if not values:
+        raise InputError(f"{what}: no values in {text!r}")
+    if len(values) > MAX_POINTS:
+        raise InputError(f"{what}: {len(values)} values; at most {MAX_POINTS} (each is a full solve)")
+    return tuple(values)
+
+
+_CHANGE = re.compile(r"^\s*([+-]?\d+(?:\.\d*)?|[+-]?\.\d+)\s*%\s*$")
+
+
+def _change(text: str, what: str) -> float:
+    m = _CHANGE.match(text)
+    if m is None:
+        raise InputError(f"{what}: expected a change in percent such as -30% or +50%, got {text.strip()!r}")
+    return float(m.group(1)) / 100.0
+
+
+def parse_variation(text: str) -> Variation:
+    """``"gpu_price=-30%..+30%"`` as a :class:`Variation`.
+
+    Raises:
+        InputError: Unknown variable, malformed range, or a change of -100% or less.
+
+    Examples:
+        >>> parse_variation("electricity=-50%..+100%")
+        Variation(name='electricity', low=-0.5, high=1.0)
+    """
+    name, sep, span = text.partition("=")
+    name = name.strip()
+    if not sep or name not in VARIABLES:
+        known = ", ".join(VARIABLES)
+        raise InputError(f"--vary {text!r}: expected NAME=LOW..HIGH with NAME one of {known}")
+    low_text, sep, high_text = span.partition("..")
+    if not sep:
+        raise InputError(f"--vary {text!r}: expected a range such as -30%..+30%")
+    low, high = _change(low_text, f"--vary {name}"), _change(high_text, f"--vary {name}")
+    if high < low:
+        low, high = high, low
+    if low <= -1.0:
+        raise InputError(f"--vary {name}: a price cannot fall by 100% or more (got {low:+.0%})")
+    return Variation(name, low, high)
+
+
+# ---------------------------------------------------------------- commands
+
+
+def frontier_command(
+    spec_path: Path = typer.Argument(..., metavar="SPEC", help="The spec to vary.", show_default=False),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Plot file (.png or .svg)."),
+    utilization: Optional[str] = typer.Option(None, "--utilization", metavar="START:STOP:STEP",
+                                              help=f"Utilization targets (default {_DEFAULT_UTILIZATION})."),
+    deadline_scale: Optional[str] = typer.Option(None, "--deadline-scale", metavar="START:STOP:STEP",
+                                                 help="Scale every deadline, e.g. 0.5:2:0.25."),
+    budget: Optional[str] = typer.Option(None, "--budget", metavar="START:STOP:STEP",
+                                         help="Total budgets, e.g. $5M:$30M:$5M."),
+    solver: SolverName = SOLVER_OPTION,
+    time_limit: Optional[float] = TIME_LIMIT_OPTION,
+    jobs: Optional[int] = JOBS_OPTION,
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of the table."),
+) -> None:
+    """Total cost against a target (utilization, deadlines or budget), per fabric and deployment class."""
+    from designer import study
+    from designer.cli import atomic
+    from designer.pictures import plot
+    from designer.planner import inputs
+    from designer.report import study as report_study
+
+    def body() -> int:
+        given = [(t, v) for t, v in (("utilization", utilization), ("deadline_scale", deadline_scale),
+                                     ("budget", budget)) if v is not None]
+        if len(given) > 1:
+            raise InputError("give one of --utilization, --deadline-scale, --budget")
+        target, text = given[0] if given else ("utilization", _DEFAULT_UTILIZATION)
+        option = "--" + target.replace("_", "-")
+        parse = {"utilization": _fraction, "budget": units.parse_money}.get(target, float)
+        values = parse_range(text, parse, what=option)
+        fmt = plot.format_of(output, plot.IMAGE_FORMATS) if output is not None else None
+        if fmt is not None:
+            plot.check_matplotlib()
+        spec, catalog = inputs.load_inputs(spec_path)
+        for v in values:  # bad values fail before any solve
+            study.with_target(spec, target, v)
+        if output is not None:
+            atomic.check_writable(output)  # before the solves, which can take minutes
+        bar = _Bar(f"solving {len(values)} points")
+        try:
+            result = study.frontier(spec, catalog, target, values, solver=solver.value, time_limit_s=time_limit,
+                                    workers=_workers(jobs), progress=bar)
+        finally:
+            bar.close()
+        if as_json:
+            typer.echo(json.dumps(report_study.frontier_to_json_dict(result), indent=2))
+        else:
+            typer.echo(report_study.render_frontier_table(result), nl=False)
+        if output is not None and fmt is not None:
+            atomic.write_data(output, plot.render_frontier(result, fmt, name=spec.name))
+        return 0
+
+    run(body)
+
+
+def sweep_command(
+    spec_path: Path = typer.Argument(..., metavar="SPEC", help="The spec to solve.", show_default=False),
+    vary: List[str] = typer.Option(..., "--vary", metavar="NAME=LOW..HIGH",
+                                   help="A price to vary, e.g. gpu_price=-30%..+30% (repeatable). Names: "
+                                        "gpu_price, server_price, switch_price, optics_price, cloud_price, "
+                                        "electricity."),
+    steps: int = typer.Option(5, "--steps", min=2, max=50, help="Grid values per price, ends included."),
+    solver: SolverName = SOLVER_OPTION,
+    time_limit: Optional[float] = TIME_LIMIT_OPTION,
+    jobs: Optional[int] = JOBS_OPTION,
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of the tables."),
+) -> None:
+    """How the chosen design depends on prices: re-solve across each range and locate every change (to 1%)."""
+    from designer import study
+    from designer.planner import inputs
+    from designer.report import study as report_study
+
+    def body() -> int:
+        variations = [parse_variation(v) for v in vary]
+        spec, catalog = inputs.load_inputs(spec_path)
+        for var in variations:
+            why = study.unused_variation(spec, var.name)
+            if why:
+                typer.echo(f"warning: {var.name}: {why}, so its changes cannot move the decision", err=True)
+        bar = _Bar("solving")
+        try:
+            result = study.sweep(spec, catalog, variations, steps=steps, solver=solver.value,
+                                 time_limit_s=time_limit, workers=_workers(jobs), progress=bar)
+        finally:
+            bar.close()
+        if as_json:
+            typer.echo(json.dumps(report_study.sweep_to_json_dict(result), indent=2))
+        else:
+            typer.echo(report_study.render_sweep_table(result), nl=False)
+        return 0
+
+    run(body)

@@ -1,0 +1,164 @@
+"""The design: one canonical, versioned result of ``designer solve``, as frozen dataclasses.
+
+Every output (design file, summary, BOM tables, diff, explanation) is a rendering of a
+:class:`Design`; :mod:`designer.design.io` writes and reads its file.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "SystemChoice",
+    "CostBreakdown",
+    "Breakdown",
+    "WorkloadResult",
+    "Alternative",
+    "ConstraintStatus",
+    "SolverInfo",
+    "Design",
+]
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+# The design file's reader resolves these annotations (typing.get_type_hints) in this module.
+from designer.design.bom import BomLine
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class SystemChoice:
+    """What was chosen. ``server`` is a server or cloud instance catalog name."""
+
+    deployment: str  # on_prem | cloud | hybrid
+    server: str
+    gpu: str
+    nodes: int
+    gpus: int
+    fabric: str  # ethernet | roce | infiniband | efa | gpudirect-tcpx | gpudirect-tcpxo
+    topology: str  # single_switch | fat_tree | rail_optimized | rail_only | cloud
+    oversubscription: float
+    switch: str | None  # None for cloud
+    tiers: int  # switch tiers (0 for cloud)
+    racks: int
+    power_kw: float  # IT power of the purchased system (before PUE)
+    pricing: str | None = None  # cloud pricing model, when cloud is used
+
+
+@dataclass(frozen=True, slots=True)
+class CostBreakdown:
+    """Costs over the spec's horizon, in US dollars."""
+
+    capex_usd: float  # purchased equipment + installation
+    opex_usd: float  # power (at PUE) + maintenance over the horizon
+    cloud_usd: float  # rented instance-hours
+    total_usd: float  # capex + opex + cloud
+    capex_by_category: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    installation_usd: float = 0.0
+    power_usd: float = 0.0
+    maintenance_usd: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Breakdown:
+    """Step-time components in seconds (DESIGN.md `breakdown` keys)."""
+
+    compute_s: float
+    tp_comm_s: float
+    pp_comm_s: float
+    dp_comm_s: float
+    ep_comm_s: float
+    bubble_s: float
+    exposed_comm_s: float
+    checkpoint_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadResult:
+    """Plan and predictions for one workload on the chosen system."""
+
+    name: str
+    deployment: str  # where this workload runs: on_prem | cloud
+    server: str  # server or instance it runs on
+    gpus: int
+    tp: int
+    pp: int
+    dp: int
+    ep: int
+    cp: int
+    microbatch: int
+    zero: int
+    step_time_s: float
+    utilization: float
+    mfu: float
+    tflops_per_gpu: float
+    tokens_per_s: float
+    time_to_train_days: float
+    deadline_days: float | None
+    memory_gb_per_gpu: float
+    breakdown: Breakdown
+    cost_usd: float = 0.0  # cloud spend attributed to this workload (0 on-prem)
+
+
+@dataclass(frozen=True, slots=True)
+class Alternative:
+    """The best design found in one class (a fabric or a deployment) and why it lost."""
+
+    label: str  # e.g. "fabric=roce", "deployment=cloud"
+    deployment: str
+    fabric: str
+    topology: str
+    server: str
+    nodes: int
+    total_usd: float | None  # None when no design of this class exists
+    delta_usd: float | None  # total_usd minus the chosen design's total
+    feasible: bool
+    reason: str  # "chosen", "costs $1.2M more", "utilization 0.62 < 0.80", ...
+
+
+@dataclass(frozen=True, slots=True)
+class ConstraintStatus:
+    """One constraint of the spec at the chosen design."""
+
+    name: str  # e.g. "budget.total", "min_utilization[llama3-70b]", "deadline[llama3-70b]"
+    limit: float
+    value: float
+    binding: bool
+    slack: float  # limit - value in the constraint's direction (>= 0 when satisfied)
+    unit: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SolverInfo:
+    """How the answer was found. No timings: the design file must be deterministic."""
+
+    name: str  # highs | cbc
+    status: str  # optimal | feasible (time limit) | ...
+    gap: float  # relative optimality gap (0 when proven optimal)
+    candidates: int  # candidate systems evaluated
+    variables: int
+    constraints: int
+
+
+@dataclass(frozen=True, slots=True)
+class Design:
+    """A complete, reviewable design."""
+
+    tool_version: str
+    spec_name: str
+    spec_digest: str
+    catalog_digest: str
+    catalog_dates: Mapping[str, str]
+    objective: str
+    horizon_days: float
+    system: SystemChoice
+    cost: CostBreakdown
+    workloads: tuple[WorkloadResult, ...]
+    bom: tuple[BomLine, ...]
+    alternatives: tuple[Alternative, ...]
+    constraints: tuple[ConstraintStatus, ...]
+    solver: SolverInfo
+    warnings: tuple[str, ...] = ()
+    schema_version: int = SCHEMA_VERSION

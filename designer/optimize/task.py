@@ -1,0 +1,63 @@
+"""The compiled problem: what the optimizer is asked, built once from a spec and catalog by the planner.
+
+Nothing in :mod:`designer.optimize` reads a spec. :func:`designer.planner.compile.compile_task`
+turns one into a :class:`Task`: the workloads with their performance-model jobs, pinned sizes and
+plans; the thresholds an option must reach; the candidate systems; the catalog and facility they
+are priced from; the economics of the horizon; the limits; and the cloud pricing model.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Thresholds", "Workload", "Task"]
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from designer import perf
+from designer.catalog.types import Catalog, Facility
+from designer.optimize.candidates import Candidate
+from designer.optimize.problem import Economics, Limits
+from designer.spec.choices import Pricing
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """What an option must reach: the spec's, or relaxed ones while explaining."""
+
+    min_utilization: float
+    deadlines_s: Mapping[str, float]
+
+    def admits(self, workload: str, time_s: float, utilization: float) -> bool:
+        """Whether a run of ``workload`` taking ``time_s`` at ``utilization`` qualifies. Float
+        noise of 1e-12 is forgiven, so a size found exactly at a threshold counts everywhere
+        alike (scans, bounds and the program's options)."""
+        return (utilization >= self.min_utilization - 1e-12
+                and time_s <= self.deadlines_s[workload] * (1 + 1e-12))
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """One workload as the optimizer sees it: its job for the performance model and what is pinned."""
+
+    name: str
+    job: perf.Job
+    tokens: float
+    plan: perf.PlanConstraints | None  # pinned parts of the parallelism plan; None: the whole plan is searched
+    gpus: int | None  # pinned GPU count
+    deadline_s: float | None  # None: no deadline (its threshold is the horizon)
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """Everything the optimizer needs, and nothing of the spec it came from."""
+
+    objective: str  # min_total_cost | min_time | min_cost_per_token
+    workloads: tuple[Workload, ...]
+    thresholds: Thresholds  # the spec's own: its utilization target and deadlines (the horizon where none)
+    candidates: tuple[Candidate, ...]
+    catalog: Catalog
+    facility: Facility  # the catalog's default facility with the spec's overrides
+    economics: Economics
+    limits: Limits  # the spec's budgets, power, racks and nodes
+    pricing: Pricing  # how cloud hours are paid for
+    fixed_nodes: int | None = None  # system.nodes pinned: a built system has exactly this many

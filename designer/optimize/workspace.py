@@ -1,0 +1,320 @@
+"""The candidates of one task, priced and evaluated lazily, and the integer program's data over them.
+
+Evaluating a workload on a candidate (the performance model over a range of GPU counts) is the
+expensive step, and most candidates cannot win. A :class:`Workspace` therefore prices and
+evaluates a candidate only when asked (:meth:`Workspace.prepare`), starting each scan at the
+smallest GPU count that meets the thresholds on an *ideal* network (:meth:`Workspace.ideal_gpus`):
+the performance model never predicts a faster step on a worse network (a tested property), so no
+real fabric needs fewer. :mod:`designer.optimize.bounds` bounds costs from what is known here, and
+:mod:`designer.optimize.batches` decides what to prepare and solve.
+
+All evaluations are kept (not only the qualifying ones) so explanations can say what the best
+utilization or time on a system was.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Workspace", "CLOUD_MAX_INSTANCES"]
+
+import math
+from dataclasses import replace
+from types import MappingProxyType
+from typing import Iterable
+
+from designer import perf, topology
+from designer.errors import CatalogError, PerfError, TopologyError
+from designer.optimize import pricing
+from designer.optimize.candidates import Candidate
+from designer.optimize.evaluate import Evaluation, Evaluator, best_view, gpu_count_grid, ideal_view
+from designer.optimize.problem import CloudSystem, Limits, OnPremSystem, Option, Problem, pareto
+from designer.optimize.task import Task, Thresholds, Workload
+from designer.perf import flops as perf_flops
+from designer.spec.choices import Deployment
+from designer.spec.units import SECONDS_PER_YEAR
+
+# Largest cloud reservation considered per workload: 2,048 instances (16,384 GPUs). Providers sell
+# clusters of this order through reserved capacity; override with constraints.max_nodes.
+CLOUD_MAX_INSTANCES = 2048
+# Stop scanning larger sizes once the deadline is met and utilization has fallen this far below
+# the target on three sizes in a row: utilization falls as a job spreads.
+_UTIL_STOP = 0.85
+_MIN_TIME_OPTIONS = 6  # largest qualifying sizes kept per workload and system for min_time
+
+
+class Workspace:
+    """Candidates of one task, their prices and evaluations (computed on demand), and program data."""
+
+    def __init__(self, task: Task):
+        self.task = task
+        self.catalog = task.catalog
+        self.facility = task.facility
+        self.candidates = task.candidates
+        self.by_key = {c.key: c for c in self.candidates}
+        self._ranks = MappingProxyType({k: i for i, k in enumerate(sorted(self.by_key))})
+        self.evaluator = Evaluator(task.catalog, task.facility)
+        self.workloads = task.workloads
+        self.systems: dict[str, OnPremSystem | CloudSystem] = {}
+        self.skipped: dict[str, str] = {}
+        self.evaluations: dict[tuple[str, str], tuple[Evaluation, ...]] = {}
+        self._scanned: dict[tuple[str, str], int] = {}  # (workload, key) -> smallest GPU count scanned
+        self._ideal: dict[tuple[str, str, float, float], int | None] = {}
+        self.fixed_nodes = task.fixed_nodes
+        self.economics = task.economics
+        self.solves = 0  # programs solved (the drivers count them)
+        self._cost_cache: dict[tuple[str, int], float] = {}
+        self._ideal_est: dict[tuple, perf.StepEstimate | None] = {}  # estimates do not depend on thresholds
+        self.floors: dict[tuple, float] = {}  # memo of designer.optimize.bounds.cloud_floor
+        self._max_nodes: dict[str, int] = {}
+        self.cloud_version = 0  # cloud evaluations stored so far, to know when cached floors are stale
+
+    def limits(self) -> Limits:
+        """The task's own limits (budgets, power, racks, nodes)."""
+        return self.task.limits
+
+    # ---------------------------------------------------------------- sizes
+
+    def max_nodes(self, cand: Candidate) -> int:
+        """Largest node count a candidate may have (its topology, the spec's limits, a pin)."""
+        if cand.key not in self._max_nodes:
+            self._max_nodes[cand.key] = self._node_limit(cand)
+        return self._max_nodes[cand.key]
+
+    def _node_limit(self, cand: Candidate) -> int:
+        if cand.deployment is Deployment.CLOUD:
+            limit = CLOUD_MAX_INSTANCES
+        else:
+            try:
+                limit = pricing.fabric_shape(cand, self.catalog, self.facility).max_nodes
+            except (CatalogError, TopologyError):
+                return 0
+        limits = self.task.limits
+        if limits.nodes is not None:
+            limit = min(limit, limits.nodes)
+        if self.fixed_nodes is not None:
+            limit = min(limit, self.fixed_nodes)
+        budgets = [b for b in (limits.capex_usd, limits.total_usd) if b is not None]
+        if budgets and cand.deployment is Deployment.ON_PREM and self.task.objective == "min_time":
+            # No design can buy more servers than the budget pays for.
+            limit = min(limit, int(min(budgets) // self.catalog.servers[cand.server].price_usd))
+            total = limits.total_usd
+            if total is not None and limit >= 1:
+                # Nor a system whose cost over the horizon alone (non-decreasing in its nodes)
+                # exceeds the total budget: the largest affordable size, by bisection.
+                if self.program_cost(cand.key, 1) > total:
+                    return 0
+                lo, hi = 1, limit
+                while lo < hi:
+                    mid = (lo + hi + 1) // 2
+                    if self.program_cost(cand.key, mid) <= total:
+                        lo = mid
+                    else:
+                        hi = mid - 1
+                limit = lo
+        return max(limit, 0)
+
+    def _grid(self, w: Workload, cand: Candidate, max_nodes: int) -> tuple[int, ...]:
+        if w.gpus is not None:
+            return (w.gpus,) if w.gpus <= max_nodes * cand.gpus_per_node else ()
+        return gpu_count_grid(cand.gpus_per_node, max_nodes)
+
+    def ideal_gpus(self, w: Workload, cand: Candidate, th: Thresholds, *, best: bool = True) -> int | None:
+        """Smallest grid GPU count meeting ``th`` for ``w`` on the best network of the candidate's
+        kind (:func:`~designer.optimize.evaluate.best_view`), or with ``best=False`` on an ideal network (:func:`~designer.optimize.evaluate.ideal_view`,
+        cheaper: shared by every candidate with this GPU); no real topology qualifies with fewer.
+        None if none."""
+        gpu = self.catalog.gpus[cand.gpu]
+        view_key, view = (best_view if best else ideal_view)(self.catalog, cand)
+        key = (w.name, view_key, cand.deployment.value, th.min_utilization, th.deadlines_s[w.name])
+        if key not in self._ideal:
+            cluster = perf.Cluster(gpu=gpu, network=view)
+            found = None
+            limit = CLOUD_MAX_INSTANCES if cand.deployment is Deployment.CLOUD else 100_000
+            if self.task.limits.nodes is not None:
+                limit = min(limit, self.task.limits.nodes)
+            floor = self._flops_floor(w, gpu, th)
+            for g in self._grid(w, cand, limit):
+                if g < floor:
+                    continue
+                est_key = (w.name, view_key, g)
+                if est_key not in self._ideal_est:
+                    try:
+                        self._ideal_est[est_key] = self.evaluator.search(w.name, w.job, cluster, g, w.plan)
+                    except PerfError:  # a size with no plan simply does not qualify
+                        self._ideal_est[est_key] = None
+                est = self._ideal_est[est_key]
+                if est is None:
+                    continue
+                if th.admits(w.name, est.time_to_train_s, est.utilization):
+                    found = g
+                    break
+            self._ideal[key] = found
+        return self._ideal[key]
+
+    def _flops_floor(self, w: Workload, gpu, th: Thresholds) -> float:
+        """GPUs below which no network can meet the deadline: the model FLOPs at the GPU's peak
+        (MFU <= 1) over the deadline. Saves evaluating sizes that cannot qualify."""
+        job = w.job
+        flops = perf_flops.model_flops(job.model, job.tokens / job.model.seq_len)
+        peak = max(gpu.bf16_flops, gpu.fp8_flops or 0.0)
+        return flops / (peak * th.deadlines_s[w.name])
+
+    # ---------------------------------------------------------------- evaluation
+
+    def prepare(self, key: str, th: Thresholds, *, down_to_gpus: int | None = None) -> bool:
+        """Price candidate ``key`` and evaluate every workload on it; False if it is unusable."""
+        if self.system(key) is None:
+            return False
+        cand = self.by_key[key]
+        max_nodes = self.max_nodes(cand)
+        if max_nodes < 1:
+            self.skipped[key] = "no size fits the limits"
+            return False
+        for w in self.workloads:
+            start = self.ideal_gpus(w, cand, th)
+            if down_to_gpus is not None:
+                start = min(start or down_to_gpus, down_to_gpus)
+            self._scan(w, cand, max_nodes, th, start)
+        return True
+
+    def _scan(self, w: Workload, cand: Candidate, max_nodes: int, th: Thresholds, start: int | None) -> None:
+        pair = (w.name, cand.key)
+        grid = self._grid(w, cand, max_nodes)
+        if start is None:
+            # Not even an ideal network qualifies: keep a few sizes to explain what is reached.
+            start = grid[-1] if grid else 1
+            grid = grid[-3:]
+        done = self._scanned.get(pair)
+        if done is not None and done <= start:
+            return
+        known = {e.gpus: e for e in self.evaluations.get(pair, ())}
+        deadline = th.deadlines_s[w.name]
+        if self.task.objective == "min_time":
+            # The fastest designs use the largest sizes: evaluate from the top down until a few
+            # qualify, and the smallest qualifying size for packing several workloads.
+            found = 0
+            for g in reversed([g for g in grid if g >= start]):
+                e = known.get(g) or self.evaluator.evaluate(w, cand, g)
+                known[g] = e
+                if th.admits(w.name, e.time_s, e.utilization):
+                    found += 1
+                    if found >= _MIN_TIME_OPTIONS:
+                        break
+            grid = [g for g in grid if g < (min(known) if known else start) or g == start]
+        below = 0
+        first_ok = 0
+        for g in grid:
+            if g < start:
+                continue
+            e = known.get(g) or self.evaluator.evaluate(w, cand, g)
+            known[g] = e
+            if e.estimate is None:
+                continue
+            if e.time_s <= deadline and e.utilization < _UTIL_STOP * th.min_utilization:
+                below += 1
+                if below >= 3:
+                    break
+            else:
+                below = 0
+            if th.admits(w.name, e.time_s, e.utilization):
+                # A larger size costs more nodes; it can help only min_time (scanned above), or
+                # several workloads sharing the cluster when it needs less GPU-time.
+                first_ok = first_ok or g
+                if len(self.workloads) == 1 or g >= 1.5 * first_ok:
+                    break
+        self.evaluations[pair] = tuple(sorted(known.values(), key=lambda e: e.gpus))
+        if cand.deployment is Deployment.CLOUD:
+            self.cloud_version += 1
+        self._scanned[pair] = min(start, done if done is not None else start)
+
+    # ---------------------------------------------------------------- prices
+
+    def _system(self, cand: Candidate) -> OnPremSystem | CloudSystem:
+        """Price a candidate. Link prices are taken at the size the task's workloads need on an
+        ideal network (cable runs, hence media, grow with the floor), so they are fixed before
+        any evaluation and the bounds and the program use the same prices."""
+        if cand.deployment is Deployment.CLOUD:
+            inst = self.catalog.clouds[cand.server]
+            return CloudSystem(cand, pricing.instance_usd_per_s(inst, self.task.pricing))
+        shape = pricing.fabric_shape(cand, self.catalog, self.facility)
+        th = self.task.thresholds
+        sizes = [self.ideal_gpus(w, cand, th, best=False) for w in self.workloads]
+        ref = max([math.ceil(g / cand.gpus_per_node) for g in sizes if g is not None] or [1])
+        costs = pricing.unit_costs(cand, self.catalog, self.facility, min(ref, shape.max_nodes))
+        if self.fixed_nodes is not None:
+            shape = replace(shape, max_nodes=min(shape.max_nodes, self.fixed_nodes))
+        return OnPremSystem(cand, shape, costs)
+
+    def system(self, key: str) -> OnPremSystem | CloudSystem | None:
+        """The priced system of a candidate (None when the catalog cannot build it)."""
+        if key in self.skipped:
+            return None
+        if key not in self.systems:
+            try:
+                self.systems[key] = self._system(self.by_key[key])
+            except (CatalogError, TopologyError) as exc:
+                # A fabric the catalog cannot cable (no fitting transceiver) is not a candidate.
+                self.skipped[key] = str(exc)
+                return None
+        return self.systems[key]
+
+    def program_cost(self, key: str, nodes: int) -> float:
+        """Total cost over the horizon of ``nodes`` nodes of on-prem candidate ``key`` as the
+        program prices them (its unit costs, the topology's switch and link counts, its racks).
+
+        Non-decreasing in ``nodes`` (every count of the topology's rules is), so its value at a
+        lower bound on the node count is a lower bound on the program's cost.
+        """
+        cache_key = (key, nodes)
+        if cache_key in self._cost_cache:
+            return self._cost_cache[cache_key]
+        system = self.system(key)
+        if system is None or not isinstance(system, OnPremSystem):
+            return math.inf
+        nodes = min(max(nodes, 1), system.shape.max_nodes)
+        s = topology.summarize(pricing.fabric_request(system.candidate, self.catalog, nodes, self.facility))
+        uc, rails, e = system.costs, system.shape.rails, self.economics
+        switches = s.leaves + s.spines + s.cores
+        racks = math.ceil(nodes / uc.servers_per_rack + switches * uc.switch_ru / uc.rack_units - 1e-9)
+        sx = s.spine_core_links if s.tiers == 3 else 0
+        equipment = (uc.node_usd * nodes + uc.node_link_usd * rails * nodes + uc.switch_usd * switches
+                     + uc.leaf_spine_link_usd * s.leaf_spine_links + uc.spine_core_link_usd * sx + uc.rack_usd * racks)
+        power = (uc.node_w * nodes + uc.node_link_w * rails * nodes + uc.switch_w * switches
+                 + uc.leaf_spine_link_w * s.leaf_spine_links + uc.spine_core_link_w * sx)
+        years = e.horizon_s / SECONDS_PER_YEAR
+        total = (equipment * (1 + e.installation_fraction + e.maintenance_fraction_per_year * years)
+                 + power * e.pue * e.electricity_usd_per_j * e.horizon_s)
+        self._cost_cache[cache_key] = total
+        return total
+
+    # ---------------------------------------------------------------- the program's data
+
+    def problem(self, keys: Iterable[str], th: Thresholds, *, limits: Limits | None = None,
+                objective: str | None = None) -> Problem:
+        """The program's data over the (prepared) candidates ``keys``."""
+        objective = objective or self.task.objective
+        keep_time = objective == "min_time"
+        onprem, cloud = [], []
+        options: dict[tuple[str, str], tuple[Option, ...]] = {}
+        for key in sorted(set(keys)):
+            system = self.systems.get(key)
+            if system is None:
+                continue
+            found = False
+            for w in self.workloads:
+                evals = self.evaluations.get((w.name, key), ())
+                opts = [Option(e.gpus, e.time_s, e.utilization, i) for i, e in enumerate(evals)
+                        if th.admits(w.name, e.time_s, e.utilization)]
+                if opts:
+                    options[(w.name, key)] = pareto(opts, keep_time)
+                    found = True
+            # A system no workload can use would only ever be built empty, which no objective
+            # prefers: it stays out of the program.
+            if found:
+                (onprem if isinstance(system, OnPremSystem) else cloud).append(system)
+        return Problem(
+            workloads=tuple(w.name for w in self.workloads), deadlines_s=th.deadlines_s,
+            tokens=MappingProxyType({w.name: w.tokens for w in self.workloads}),
+            onprem=tuple(onprem), cloud=tuple(cloud), options=MappingProxyType(options), economics=self.economics,
+            limits=limits if limits is not None else self.limits(), objective=objective,
+            fixed_nodes=self.fixed_nodes, ranks=self._ranks,
+        )

@@ -1,0 +1,156 @@
+"""From the program's answer to a design: the exact bill of materials, costs and per-workload results.
+
+The program prices links at a reference size and counts racks by a pooled formula; the design is
+priced exactly here, from the topology's closed form at the chosen node count
+(:func:`~designer.optimize.pricing.onprem_bom`) and whole cloud instance-hours.
+"""
+
+from __future__ import annotations
+
+__all__ = ["price_solution", "measures", "measures_of", "assemble_design"]
+
+import math
+from types import MappingProxyType
+
+from designer import __version__, perf
+from designer.design.bom import sort_lines, total_power_w
+from designer.design.model import (
+    Breakdown, CostBreakdown, Design, SolverInfo, SystemChoice, WorkloadResult,
+)
+from designer.optimize import explain, pricing
+from designer.optimize.candidates import Candidate
+from designer.optimize.milp import Solution
+from designer.optimize.task import Workload
+from designer.optimize.workspace import Workspace
+from designer.spec.choices import Deployment
+from designer.spec.models import Spec
+from designer.spec.units import SECONDS_PER_DAY, SECONDS_PER_YEAR
+
+
+def _workload_result(w: Workload, cand: Candidate, est: perf.StepEstimate, cost_usd: float) -> WorkloadResult:
+    name = w.name
+    b = est.breakdown
+    p = est.plan
+    return WorkloadResult(
+        name=name, deployment=cand.deployment.value, server=cand.server, gpus=est.gpus,
+        tp=p.tp, pp=p.pp, dp=p.dp, ep=p.ep, cp=p.cp, microbatch=p.microbatch, zero=p.zero,
+        step_time_s=est.step_time_s, utilization=est.utilization, mfu=est.mfu,
+        tflops_per_gpu=est.tflops_per_gpu, tokens_per_s=est.tokens_per_s,
+        time_to_train_days=est.time_to_train_s / SECONDS_PER_DAY,
+        deadline_days=None if w.deadline_s is None else w.deadline_s / SECONDS_PER_DAY,
+        memory_gb_per_gpu=est.memory_bytes_per_gpu / 1e9,
+        breakdown=Breakdown(compute_s=b.compute_s, tp_comm_s=b.tp_comm_s, pp_comm_s=b.pp_comm_s,
+                            dp_comm_s=b.dp_comm_s, ep_comm_s=b.ep_comm_s, bubble_s=b.bubble_s,
+                            exposed_comm_s=b.exposed_comm_s, checkpoint_s=b.checkpoint_s),
+        cost_usd=cost_usd,
+    )
+
+
+def price_solution(ws: Workspace, sol: Solution) -> tuple[list, CostBreakdown, object, dict[str, float]]:
+    """The exact bill of materials and costs of a solution of the program.
+
+    Returns:
+        (BOM lines, cost breakdown, fabric summary of the on-prem system or None, cloud spend per
+        workload). On-prem lines come from the topology's closed form at the chosen node count;
+        cloud lines bill whole instance-hours.
+    """
+    catalog, facility, e = ws.catalog, ws.facility, ws.economics
+    lines = []
+    summary = None
+    onprem = ws.by_key.get(sol.onprem_key) if sol.onprem_key else None
+    if onprem is not None:
+        onprem_lines, summary = pricing.onprem_bom(onprem, catalog, facility, sol.nodes, e.installation_fraction)
+        lines.extend(onprem_lines)
+    cloud_costs: dict[str, float] = {}
+    for w in ws.workloads:
+        key, option = sol.assignment[w.name]
+        cand = ws.by_key[key]
+        if cand.deployment is Deployment.CLOUD:
+            inst = catalog.clouds[cand.server]
+            line = pricing.cloud_line(inst, ws.task.pricing, w.name, option.gpus / cand.gpus_per_node * option.time_s)
+            lines.append(line)
+            cloud_costs[w.name] = line.total_usd
+    lines = list(sort_lines(lines))
+    equipment = sum(l.total_usd for l in lines if l.category not in ("cloud", "service"))
+    installation = sum(l.total_usd for l in lines if l.category == "service")
+    cloud_usd = sum(l.total_usd for l in lines if l.category == "cloud")
+    power_w = total_power_w(l for l in lines if l.category != "cloud")
+    years = e.horizon_s / SECONDS_PER_YEAR
+    power_usd = power_w * e.pue * e.electricity_usd_per_j * e.horizon_s
+    maintenance = e.maintenance_fraction_per_year * years * equipment
+    capex = equipment + installation
+    by_cat: dict[str, float] = {}
+    for l in lines:
+        if l.category != "cloud":
+            by_cat[l.category] = by_cat.get(l.category, 0.0) + l.total_usd
+    cost = CostBreakdown(capex_usd=capex, opex_usd=power_usd + maintenance, cloud_usd=cloud_usd,
+                         total_usd=capex + power_usd + maintenance + cloud_usd,
+                         capex_by_category=MappingProxyType(by_cat), installation_usd=installation,
+                         power_usd=power_usd, maintenance_usd=maintenance)
+    return lines, cost, summary, cloud_costs
+
+
+def assemble_design(spec: Spec, ws: Workspace, sol: Solution, alternatives, constraints,
+                    warnings: tuple[str, ...]) -> Design:
+    """Turn the program's answer for ``spec`` into a design with an exact bill of materials."""
+    catalog = ws.catalog
+    lines, cost, summary, cloud_costs = price_solution(ws, sol)
+    onprem = ws.by_key.get(sol.onprem_key) if sol.onprem_key else None
+    results = []
+    cloud_kinds = set()
+    for w in ws.workloads:
+        key, option = sol.assignment[w.name]
+        cand = ws.by_key[key]
+        est = next(e.estimate for e in ws.evaluations[(w.name, key)] if e.gpus == option.gpus)
+        if cand.deployment is Deployment.CLOUD:
+            cloud_kinds.add(cand)
+        results.append(_workload_result(w, cand, est, cloud_costs.get(w.name, 0.0)))
+    shown = measures_of(lines, cost, summary)
+    if onprem is not None:
+        deployment = "hybrid" if cloud_kinds else "on_prem"
+        main = onprem
+        gpu = catalog.servers[onprem.server].gpu
+        nodes, gpus = sol.nodes, sol.nodes * onprem.gpus_per_node
+        tiers = summary.tiers
+        racks = int(shown.racks)
+    else:
+        deployment = "cloud"
+        # The instance type that runs the most GPUs names the system (then key order).
+        gpus_on = {c.key: 0 for c in cloud_kinds}
+        for w in ws.workloads:
+            key, option = sol.assignment[w.name]
+            if key in gpus_on:
+                gpus_on[key] = max(gpus_on[key], option.gpus)
+        main = sorted(cloud_kinds, key=lambda c: (-gpus_on[c.key], c.key))[0]
+        gpu = catalog.clouds[main.server].gpu
+        peak = max(r.gpus for r in results)
+        nodes, gpus = math.ceil(peak / main.gpus_per_node), peak
+        tiers, racks = 0, 0
+    system = SystemChoice(
+        deployment=deployment, server=main.server, gpu=gpu, nodes=nodes, gpus=gpus, fabric=main.fabric,
+        topology=main.topology, oversubscription=main.oversubscription, switch=main.switch, tiers=tiers,
+        racks=racks, power_kw=shown.power_w / 1e3,
+        pricing=spec.constraints.pricing.value if cloud_kinds else None,
+    )
+    return Design(
+        tool_version=__version__, spec_name=spec.name, spec_digest=spec.digest, catalog_digest=catalog.digest,
+        catalog_dates=catalog.dates, objective=spec.objective.value, horizon_days=spec.horizon_s / SECONDS_PER_DAY,
+        system=system, cost=cost, workloads=tuple(results), bom=tuple(lines), alternatives=tuple(alternatives),
+        constraints=tuple(constraints),
+        solver=SolverInfo(name=sol.solver, status=sol.status, gap=sol.gap, candidates=len(ws.by_key),
+                          variables=sol.variables, constraints=sol.constraints),
+        warnings=warnings,
+    )
+
+
+def measures(ws: Workspace, sol: Solution) -> explain.Measures:
+    """A solution's cost, power and racks as its design shows them (:func:`price_solution`)."""
+    lines, cost, summary, _ = price_solution(ws, sol)
+    return measures_of(lines, cost, summary)
+
+
+def measures_of(lines, cost: CostBreakdown, summary) -> explain.Measures:
+    """Cost, IT power (every non-cloud line) and racks (the floor layout's) of a priced design."""
+    power_w = total_power_w(l for l in lines if l.category != "cloud")
+    racks = summary.server_racks + summary.switch_racks if summary is not None else 0
+    return explain.Measures(cost.total_usd, cost.capex_usd, power_w, float(racks))

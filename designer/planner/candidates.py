@@ -1,0 +1,98 @@
+"""Candidate systems from a spec and catalog: every combination the spec allows, and why others were dropped.
+
+The list is finite, deterministic and sorted by key. Combinations that cannot work (an
+InfiniBand NIC on an Ethernet switch, a switch that cannot run the NIC's rate) are dropped here,
+each with a reason kept for the explanation.
+"""
+
+from __future__ import annotations
+
+__all__ = ["enumerate_candidates"]
+
+from designer.catalog.types import Catalog
+from designer.optimize.candidates import ON_PREM_FABRICS, Candidate, Rejection, fabric_protocol
+from designer.spec.choices import Deployment
+from designer.spec.models import Spec
+
+
+def _allowed(value: str | None, pinned: str | None) -> bool:
+    return pinned is None or value == pinned
+
+
+def enumerate_candidates(spec: Spec, catalog: Catalog) -> tuple[tuple[Candidate, ...], tuple[Rejection, ...]]:
+    """All candidate systems the spec and catalog allow, sorted by key, and the rejected ones.
+
+    Rules: a server's compute NIC must speak the fabric's protocol (InfiniBand or Ethernet; RoCE
+    and TCP need an Ethernet NIC, RoCE also RDMA); the switch must speak the same protocol and run
+    the NIC's rate natively or by breakout; ``single_switch`` and ``rail_only`` are considered only
+    at oversubscription 1 (they have no leaf uplinks to thin out). Cloud instances come with their
+    provider's network, which is their fabric.
+    """
+    c = spec.constraints
+    pin = spec.system
+    out: list[Candidate] = []
+    rejected: list[Rejection] = []
+    allowed_gpus = set(c.gpus)
+    deployments = [d for d in c.deployments if pin.deployment is None or d is pin.deployment]
+    ratios = (pin.oversubscription,) if pin.oversubscription is not None else c.oversubscription
+
+    if Deployment.ON_PREM in deployments:
+        for server in sorted(catalog.servers.values(), key=lambda s: s.name):
+            if not _allowed(server.name, pin.server):
+                continue
+            if allowed_gpus and server.gpu not in allowed_gpus:
+                continue
+            nic = catalog.nics[server.nic]
+            for fabric in ON_PREM_FABRICS:
+                if fabric not in c.fabrics or not _allowed(fabric, pin.fabric):
+                    continue
+                proto = fabric_protocol(fabric)
+                if proto not in nic.protocols:
+                    rejected.append(Rejection(f"{server.name} on {fabric}", f"its NIC {nic.name} does not speak {proto.value}"))
+                    continue
+                if fabric == "roce" and not nic.rdma:
+                    rejected.append(Rejection(f"{server.name} on roce", f"its NIC {nic.name} has no RDMA"))
+                    continue
+                for switch in sorted(catalog.switches.values(), key=lambda s: s.name):
+                    if not _allowed(switch.name, pin.switch):
+                        continue
+                    if switch.protocol is not proto:
+                        continue
+                    # The fastest rate both ends run: the NIC's own, or a lower one it supports
+                    # (a 400G NIC on a 100GbE switch runs at 100G).
+                    rate = next((r for r in nic.rates() if switch.ports_at(r) > 0), None)
+                    if rate is None:
+                        rejected.append(Rejection(f"{server.name} with {switch.name}",
+                                                  "the switch cannot run any rate of the NIC"))
+                        continue
+                    link = 0.0 if rate == nic.rate_Bps else rate
+                    for topology in c.topologies:
+                        if not _allowed(topology, pin.topology):
+                            continue
+                        for ratio in ratios:
+                            if topology in ("single_switch", "rail_only") and ratio != 1.0:
+                                continue
+                            out.append(Candidate(Deployment.ON_PREM, server.name, server.gpu, server.gpus,
+                                                 fabric, topology, switch.name, float(ratio), link))
+
+    if Deployment.CLOUD in deployments and pin.switch is None and pin.topology in (None, "cloud"):
+        for inst in sorted(catalog.clouds.values(), key=lambda s: s.name):
+            if not _allowed(inst.name, pin.server):
+                continue
+            if allowed_gpus and inst.gpu not in allowed_gpus:
+                continue
+            fabric = inst.network.value
+            if pin.fabric is not None and fabric != pin.fabric:
+                continue
+            # A provider network of an on-prem kind (Azure's InfiniBand, OCI's RoCE) must be allowed by
+            # name; provider-only kinds (EFA, GPUDirect-TCPX) are allowed unless the spec lists some
+            # provider kinds and not this one.
+            listed_cloud_kinds = [f for f in c.fabrics if f not in ON_PREM_FABRICS]
+            if (fabric in ON_PREM_FABRICS and fabric not in c.fabrics) or (
+                    fabric not in ON_PREM_FABRICS and listed_cloud_kinds and fabric not in listed_cloud_kinds):
+                rejected.append(Rejection(inst.name, f"its network ({fabric}) is not among the allowed fabrics"))
+                continue
+            out.append(Candidate(Deployment.CLOUD, inst.name, inst.gpu, inst.gpus, fabric, "cloud", None, 1.0))
+
+    out.sort(key=lambda cand: cand.key)
+    return tuple(out), tuple(rejected)

@@ -1,0 +1,152 @@
+"""The pipeline: spec and catalog in, a :class:`~designer.design.model.Design` out.
+
+``plan`` composes the stages of DESIGN.md: candidates (:mod:`designer.planner.candidates`) ->
+the compiled problem (:mod:`designer.planner.compile`) -> lazy evaluation and the integer program
+(:mod:`designer.optimize`) -> limits checked on the design's own figures -> explanations -> the
+design with its bill of materials (:mod:`designer.planner.assemble`).
+"""
+
+from __future__ import annotations
+
+__all__ = ["plan", "solve"]
+
+from dataclasses import replace
+from pathlib import Path
+
+from designer.catalog.load import load_catalog
+from designer.catalog.types import Catalog
+from designer.design.model import Design
+from designer.errors import InfeasibleError
+from designer.optimize import batches, explain
+from designer.optimize.milp import Solution
+from designer.optimize.problem import Limits
+from designer.optimize.task import Thresholds
+from designer.optimize.workspace import Workspace
+from designer.planner.assemble import assemble_design, measures
+from designer.planner.candidates import enumerate_candidates
+from designer.planner.compile import compile_task
+from designer.planner.inputs import load_inputs
+from designer.spec.models import Spec
+from designer.spec.units import format_money, format_power
+
+
+def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: float | None = None) -> Design:
+    """Find the design of lowest cost (or time) that meets every constraint of ``spec``.
+
+    Args:
+        spec: a loaded spec.
+        catalog: the merged catalog (built-ins plus the spec's catalog files).
+        solver: ``highs`` or ``cbc``.
+        time_limit_s: a time limit for each integer program; on time-out the best design found
+            is returned with its optimality gap in ``design.solver`` and a warning.
+
+    Raises:
+        InfeasibleError: nothing meets the constraints; the error lists conflicts and, for each,
+            the smallest change that makes the spec feasible (found by solving).
+        SolverTimeoutError: no feasible design within the time limit.
+    """
+    candidates, rejected = enumerate_candidates(spec, catalog)
+    if not candidates:
+        reasons = tuple(f"{r.what}: {r.reason}" for r in rejected[:5])
+        raise InfeasibleError("no candidate system matches the spec's deployments, fabrics, topologies, GPUs "
+                              "and pinned system", reasons=reasons)
+    ws = Workspace(compile_task(spec, catalog, candidates))
+    th = ws.task.thresholds
+    run = dict(solver=solver, time_limit_s=time_limit_s)
+
+    def measure(x: Solution) -> explain.Measures:
+        return measures(ws, x)
+
+    try:
+        sol = batches.solve(ws, th, **run)
+    except InfeasibleError:
+        raise explain.diagnose(ws, th, measure=measure, **run) from None
+    sol = _within_limits(ws, th, sol, measure, run)
+    warnings = []
+    if sol.status != "optimal":
+        warnings.append(f"time limit reached: best design found, optimality gap {sol.gap:.2%}")
+    alternatives = explain.alternatives(ws, th, sol, measure=measure, **run)
+    constraints = explain.constraint_status(ws, th, sol, measure=measure, **run)
+    return assemble_design(spec, ws, sol, alternatives, constraints, tuple(warnings))
+
+
+_LIMIT_ROUNDS = 5  # re-solves allowed to bring a design's exact figures under the spec's limits
+# The limits checked on a design's own figures: the spec's name, the field (the same in Limits
+# and Measures), how to print it, and the margin a lowered limit keeps below the excess.
+_CHECKED = (
+    ("budget.total", "total_usd", format_money, 0.01),
+    ("budget.capex", "capex_usd", format_money, 0.01),
+    ("constraints.max_power", "power_w", format_power, 1e-3),
+    ("constraints.max_racks", "racks", lambda x: f"{x:.0f}", 0.0),
+)
+
+
+def _excess(limits: Limits, m: explain.Measures) -> dict[str, float]:
+    """By how much each limit of :data:`_CHECKED` is exceeded by ``m`` (only those exceeded)."""
+    out = {}
+    for _, field, _, _ in _CHECKED:
+        limit = getattr(limits, field)
+        if limit is not None and getattr(m, field) > limit:
+            out[field] = getattr(m, field) - limit
+    return out
+
+
+def _within_limits(ws: Workspace, th: Thresholds, sol: Solution, measure, run: dict) -> Solution:
+    """A solution whose exact figures (bill of materials, floor layout) meet the spec's budgets,
+    power and rack limits.
+
+    The program counts racks by a pooled formula and prices links at a reference size, so a
+    design it finds just under a limit can exceed it by a few racks' worth once laid out. When
+    that happens the limit the program sees is lowered by the excess and the program solved
+    again, until the design fits.
+
+    Raises:
+        InfeasibleError: no design fits once the limits are lowered by the excesses found; it
+            names the first design's exact figures as the limits that admit it.
+    """
+    spec_limits = ws.limits()
+    limits = spec_limits
+    first = measure(sol)
+    m = first
+    for _ in range(_LIMIT_ROUNDS):
+        over = _excess(spec_limits, m)
+        if not over:
+            return sol
+        margins = {field: margin for _, field, _, margin in _CHECKED}
+        lowered = {f: getattr(limits, f) - excess - margins[f] for f, excess in over.items()}
+        if "racks" in lowered:
+            lowered["racks"] = int(lowered["racks"])
+        limits = replace(limits, **lowered)
+        try:
+            sol = batches.solve(ws, th, limits=limits, **run)
+        except InfeasibleError:
+            break
+        m = measure(sol)
+    raise _laid_out_excess(spec_limits, first)
+
+
+def _laid_out_excess(limits: Limits, m: explain.Measures) -> InfeasibleError:
+    """The designs that fit the limits as the program counts them exceed them once laid out: say
+    by how much, and the limits at which the cheapest of them fits."""
+    reasons, relax = [], []
+    over = _excess(limits, m)
+    for name, field, fmt, _ in _CHECKED:
+        if field not in over:
+            continue
+        value, limit = getattr(m, field), getattr(limits, field)
+        reasons.append(f"the cheapest design needs {fmt(value)} for {name} once its bill of materials and "
+                       f"racks are laid out, over the limit of {fmt(limit)}")
+        bump = {"total_usd": value + 0.01, "capex_usd": value + 0.01, "power_w": value * (1 + 1e-6)}.get(field, value)
+        relax.append(f"raise {name} from {fmt(limit)} to {fmt(bump)}")
+    return InfeasibleError("no design meets every limit once laid out", reasons=tuple(reasons),
+                           relaxations=tuple(relax))
+
+
+def solve(spec: Spec | str | Path, catalog: Catalog | None = None, **kwargs) -> Design:
+    """Library entry point: ``solve("spec.yaml")`` or ``solve(spec, catalog)``."""
+    if not isinstance(spec, Spec):
+        spec, loaded = load_inputs(spec)
+        catalog = catalog or loaded
+    if catalog is None:
+        catalog = load_catalog(spec.catalogs)
+    return plan(spec, catalog, **kwargs)

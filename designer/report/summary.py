@@ -1,0 +1,176 @@
+"""The design summary: chosen system, cost, per-workload plan and predictions, top BOM lines, alternatives.
+
+Laid out the way SkyPilot's optimizer prints its plan: what was chosen, what it costs, and the
+runners-up with their cost difference and the reason they lost.
+"""
+
+from __future__ import annotations
+
+__all__ = ["SUMMARY_FORMATS", "TOP_BOM_LINES", "render_summary", "key_values", "utilization_target",
+           "system_line", "quantity_text"]
+
+import json
+from typing import Sequence
+
+from designer.design import bom
+from designer.design.io import design_to_json_dict, dump_design
+from designer.design.model import Alternative, Design, WorkloadResult
+from designer.report import fmt as f
+from designer.spec import units
+
+SUMMARY_FORMATS = ("table", "markdown", "yaml", "json")
+# The summary lists the costliest BOM lines only; `render_bom` lists them all.
+TOP_BOM_LINES = 5
+
+
+def key_values(rows: Sequence[tuple[str, str]], fmt: str) -> str:
+    """Name/value lines: a bullet list in Markdown, aligned columns in text."""
+    if f.is_markdown(fmt):
+        return "\n".join(f"- **{k}**: {v}" for k, v in rows)
+    width = max((len(k) for k, _ in rows), default=0)
+    return "\n".join(f"  {k.ljust(width)}  {v}" for k, v in rows)
+
+
+def quantity_text(x: float, unit: str) -> str:
+    """A constraint value in its unit: dollars, days, a fraction, watts, else the number and its unit."""
+    u = unit.strip().lower()
+    if u in ("usd", "$", "dollars"):
+        return f.usd(x)
+    if u in ("days", "day"):
+        return f.days(x)
+    if u == "fraction":
+        return f.fraction(x)
+    if u == "w":
+        return units.format_power(bom.round_sig(x))
+    if u in ("", "ratio"):
+        return f.num(x)
+    return f"{f.num(x)} {unit}"
+
+
+def system_line(deployment: str, nodes: int, server: str, fabric: str, topology: str) -> str:
+    """One-line description of a system: ``on_prem, 128x dgx-h100, infiniband rail_optimized``."""
+    return f"{deployment}, {nodes}x {server}, {fabric} {topology}"
+
+
+def utilization_target(design: Design, workload: str) -> float | None:
+    """The minimum utilization the spec asks of ``workload``, from the design's constraints.
+
+    Looks for ``min_utilization[<workload>]`` first, then a global ``min_utilization``.
+    """
+    by_name = {c.name: c.limit for c in design.constraints}
+    return by_name.get(f"min_utilization[{workload}]", by_name.get("min_utilization"))
+
+
+def _heading(text: str, fmt: str) -> str:
+    return f"### {text}\n\n" if f.is_markdown(fmt) else f"{text}\n"
+
+
+def _system(design: Design, fmt: str) -> str:
+    s = design.system
+    rows = [
+        ("deployment", s.deployment + (f" ({s.pricing} pricing)" if s.pricing else "")),
+        ("servers", f"{s.nodes:,} x {s.server} ({s.gpus:,} x {s.gpu} GPUs)"),
+        ("fabric", f"{s.fabric}, {s.topology}, {s.tiers} switch tier{'s' if s.tiers != 1 else ''}, "
+                   f"oversubscription {f.num(s.oversubscription)}:1"),
+        ("switch", s.switch or "-"),
+        ("racks", f"{s.racks:,}"),
+        ("IT power", f"{f.num(s.power_kw)} kW before PUE"),
+    ]
+    return _heading("System", fmt) + key_values(rows, fmt)
+
+
+def _cost(design: Design, fmt: str) -> str:
+    c = design.cost
+    capex = f.usd(c.capex_usd) + (f" (installation {f.usd(c.installation_usd)})" if c.installation_usd else "")
+    opex = f.usd(c.opex_usd)
+    if c.power_usd or c.maintenance_usd:
+        opex += f" (power {f.usd(c.power_usd)}, maintenance {f.usd(c.maintenance_usd)})"
+    rows = [("capex", capex), ("opex", opex), ("cloud", f.usd(c.cloud_usd)), ("total", f.bold(f.usd(c.total_usd), fmt))]
+    return _heading(f"Cost over {f.num(design.horizon_days)} days", fmt) + key_values(rows, fmt)
+
+
+def _plan(w: WorkloadResult) -> str:
+    extra = "".join(f" {k}{v}" for k, v in (("ep", w.ep), ("cp", w.cp)) if v > 1)
+    return f"tp{w.tp} pp{w.pp} dp{w.dp}{extra}"
+
+
+def _meets(w: WorkloadResult) -> str:
+    if w.deadline_days is None:
+        return "-"
+    return "yes" if bom.round_sig(w.time_to_train_days) <= bom.round_sig(w.deadline_days) else "NO"
+
+
+def _workloads(design: Design, fmt: str) -> str:
+    rows = []
+    for w in design.workloads:
+        target = utilization_target(design, w.name)
+        util = f.pct(w.utilization) + ("" if target is None else f" (min {f.pct(target)})")
+        rows.append([w.name, f"{w.gpus:,}", _plan(w), f"{f.num(w.step_time_s)} s", util, f.pct(w.mfu),
+                     f.num(w.tflops_per_gpu), f.days(w.time_to_train_days), f.days(w.deadline_days), _meets(w)])
+    headers = ("workload", "GPUs", "plan", "step", "utilization", "MFU", "TFLOP/s/GPU", "time to train",
+               "deadline", "on time")
+    return _heading("Workloads", fmt) + f.table(rows, headers, _tfmt(fmt), "lrlrrrrrrl")
+
+
+def _top_bom(design: Design, fmt: str) -> str:
+    lines = bom.sort_lines(design.bom)
+    if not lines:
+        return _heading("Bill of materials", fmt) + "(empty)"
+    total = bom.bom_totals(lines).total_usd
+    # Costliest first; sort_lines order breaks ties so the selection is stable.
+    top = sorted(lines, key=lambda l: -bom.line_total_usd(l))[:TOP_BOM_LINES]
+    rows = [[l.category, l.sku, l.role, f.qty(l.quantity), f.usd(bom.line_total_usd(l)),
+             f.pct(bom.line_total_usd(l) / total if total else None)] for l in top]
+    body = f.table(rows, ("category", "SKU", "role", "quantity", "total", "share"), _tfmt(fmt), "lllrrr")
+    note = f"{len(top)} costliest of {len(lines)} lines; BOM total {f.usd(total)}"
+    gap = "\n\n" if f.is_markdown(fmt) else "\n"
+    return _heading("Bill of materials (costliest lines)", fmt) + body + gap + note
+
+
+def _alt_row(a: Alternative) -> list[str]:
+    return [a.label, system_line(a.deployment, a.nodes, a.server, a.fabric, a.topology),
+            "-" if a.total_usd is None else f.usd(a.total_usd),
+            "-" if a.delta_usd is None else f.usd_delta(a.delta_usd), a.reason]
+
+
+def _alternatives(design: Design, fmt: str) -> str:
+    if not design.alternatives:
+        return _heading("Alternatives", fmt) + "(none recorded)"
+    rows = [_alt_row(a) for a in design.alternatives]
+    body = f.table(rows, ("option", "system", "total", "vs chosen", "reason"), _tfmt(fmt), "llrrl")
+    return _heading("Alternatives", fmt) + body
+
+
+def _tfmt(fmt: str) -> str:
+    return "markdown" if f.is_markdown(fmt) else "table"
+
+
+def render_summary(design: Design, fmt: str = "table") -> str:
+    """A summary of ``design`` for people.
+
+    ``table`` (terminal) and ``markdown``: a title line, then System, Cost over the horizon,
+    Workloads (plan, step time, predicted utilization against the spec's minimum, MFU, time to train
+    against the deadline), the costliest BOM lines, Alternatives (option, system, total, difference
+    from the chosen design, reason) and warnings. ``yaml`` is the design file
+    (:func:`designer.design.io.dump_design`); ``json`` is :func:`designer.design.io.design_to_json_dict`.
+
+    Raises:
+        InputError: an unknown format.
+    """
+    f.check_format(fmt, SUMMARY_FORMATS, "summary")
+    if fmt == "yaml":
+        return dump_design(design)
+    if fmt == "json":
+        return json.dumps(design_to_json_dict(design), indent=2, ensure_ascii=False) + "\n"
+    s = design.system
+    title = (f"Design {design.spec_name}: {system_line(s.deployment, s.nodes, s.server, s.fabric, s.topology)}, "
+             f"total {f.usd(design.cost.total_usd)}")
+    meta = (f"objective {design.objective}, horizon {f.num(design.horizon_days)} days, "
+            f"solver {design.solver.name} ({design.solver.status}, {design.solver.candidates:,} candidates), "
+            f"designer {design.tool_version}")
+    parts = [f"## {title}\n\n{meta}" if fmt == "markdown" else f"{title}\n{meta}",
+             _system(design, fmt), _cost(design, fmt), _workloads(design, fmt), _top_bom(design, fmt),
+             _alternatives(design, fmt)]
+    if design.warnings:
+        parts.append(_heading("Warnings", fmt) + "\n".join(f"- {w}" for w in design.warnings))
+    return "\n\n".join(parts) + "\n"

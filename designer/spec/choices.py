@@ -1,0 +1,36 @@
+"""The closed sets a spec chooses from: objectives, deployments, cloud pricing models, fabrics and topologies.
+
+These words are shared below the planner (a candidate's deployment, a cloud line's pricing model)
+without anything there reading a spec; :mod:`designer.spec.models` uses them in the spec's types.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Objective", "Deployment", "Pricing", "FABRICS", "TOPOLOGIES"]
+
+from enum import Enum
+
+
+class Objective(str, Enum):
+    MIN_TOTAL_COST = "min_total_cost"
+    MIN_TIME = "min_time"
+    MIN_COST_PER_TOKEN = "min_cost_per_token"
+
+
+class Deployment(str, Enum):
+    ON_PREM = "on_prem"
+    CLOUD = "cloud"
+
+
+class Pricing(str, Enum):
+    """How cloud hours are paid for."""
+
+    ON_DEMAND = "on_demand"
+    RESERVED_1Y = "reserved_1y"
+    RESERVED_3Y = "reserved_3y"
+
+
+# What `constraints.fabrics` and `system.fabric` may name, and what `constraints.topologies` and
+# `system.topology` may name.
+FABRICS = ("ethernet", "roce", "infiniband", "efa", "gpudirect-tcpx", "gpudirect-tcpxo")
+TOPOLOGIES = ("single_switch", "fat_tree", "rail_optimized", "rail_only")

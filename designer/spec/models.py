@@ -1,0 +1,143 @@
+"""The spec as frozen dataclasses in SI units: what must be trained, what may be bought or rented,
+and the constraints. :mod:`designer.spec.load` builds them; the planner is their only reader.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "MoESpec", "ModelSpec", "ParallelismSpec", "WorkloadSpec", "Budget", "Constraints",
+    "FacilitySpec", "SystemPin", "Spec",
+]
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from designer.errors import Location
+from designer.spec.choices import Deployment, Objective, Pricing
+from designer.spec.yamlio import YamlDoc
+
+
+@dataclass(frozen=True, slots=True)
+class MoESpec:
+    experts: int
+    top_k: int
+    shared_experts: int = 0
+    expert_ffn: int | None = None  # FFN width of one expert; defaults to the model's ffn
+    dense_layers: int = 0  # leading layers with a dense FFN instead of experts
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    name: str
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    ffn: int
+    seq_len: int
+    vocab: int
+    gated_mlp: bool
+    params: float | None
+    moe: MoESpec | None
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class ParallelismSpec:
+    """``None`` in a field means the optimizer chooses it (``parallelism: auto`` is all None)."""
+
+    tp: int | None = None
+    pp: int | None = None
+    dp: int | None = None
+    ep: int | None = None
+    cp: int | None = None
+    microbatch: int | None = None
+    virtual_stages: int | None = None
+    zero: int | None = None
+    sequence_parallel: bool | None = None
+
+    @property
+    def is_auto(self) -> bool:
+        return all(getattr(self, f) is None for f in self.__slots__)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadSpec:
+    name: str
+    model: ModelSpec
+    tokens: float
+    global_batch: int  # sequences per step
+    precision: str  # bf16 | fp16 | fp8
+    recompute: str  # none | selective | full
+    parallelism: ParallelismSpec
+    deadline_s: float | None
+    checkpoint_interval_s: float | None
+    gpus: int | None  # pinned GPU count for this workload
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    capex_usd: float | None
+    total_usd: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Constraints:
+    min_utilization: float
+    deployments: tuple[Deployment, ...]
+    fabrics: tuple[str, ...]
+    topologies: tuple[str, ...]
+    gpus: tuple[str, ...]  # allowed GPU catalog names; empty = any
+    max_power_w: float | None
+    max_racks: int | None
+    max_nodes: int | None
+    oversubscription: tuple[float, ...]  # candidate leaf oversubscription ratios
+    pricing: Pricing
+
+
+@dataclass(frozen=True, slots=True)
+class FacilitySpec:
+    """Overrides of the catalog's facility defaults; ``None`` keeps the default."""
+
+    electricity_usd_per_j: float | None
+    pue: float | None
+    rack_power_w: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class SystemPin:
+    deployment: Deployment | None
+    server: str | None
+    switch: str | None
+    nodes: int | None
+    fabric: str | None
+    topology: str | None
+    oversubscription: float | None
+
+    @property
+    def is_empty(self) -> bool:
+        return all(getattr(self, f) is None for f in self.__slots__)
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    version: int
+    name: str
+    objective: Objective
+    horizon_s: float
+    budget: Budget
+    workloads: tuple[WorkloadSpec, ...]
+    constraints: Constraints
+    facility: FacilitySpec
+    catalogs: tuple[Path, ...]  # resolved relative to the spec's folder
+    system: SystemPin
+    file: str
+    digest: str  # sha256 of the spec file's bytes
+    doc: YamlDoc | None = field(default=None, compare=False, repr=False)
+
+    def locate(self, path: tuple[Any, ...]) -> Location:
+        """``FILE:LINE:COL`` of a key path in the spec file (for errors found after loading)."""
+        if self.doc is None:
+            return Location(self.file)
+        return self.doc.locate(path)

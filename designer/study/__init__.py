@@ -1,0 +1,36 @@
+"""What if: re-solve a spec across targets (the cost frontier) or prices (the sensitivity sweep).
+
+Both studies are many independent solves of :func:`designer.planner.pipeline.plan` on variants of one
+spec and catalog, run in worker processes and returned in input order, so the result does not
+depend on the number of workers. A solve that finds no design is a point with status
+``infeasible`` (or ``timeout``/``error``), not a failure.
+
+* :func:`frontier` varies one target (GPU utilization, a deadline scale or the total budget) and
+  records, at each value, the optimum and the best design of every fabric and deployment class
+  (the design's ``alternatives``).
+* :func:`sweep` varies one price at a time (the others at their catalog values), records the
+  chosen system at each grid value and bisects every interval where it changes down to
+  ``tolerance``.
+
+Modules: :mod:`~designer.study.variants`, :mod:`~designer.study.outcome`,
+:mod:`~designer.study.workers`, :mod:`~designer.study.cost_frontier`, :mod:`~designer.study.price_sweep`; the
+results are the data of :mod:`designer.design.study`.
+"""
+
+from __future__ import annotations
+
+from designer.design.study import (
+    TARGETS, TOLERANCE, VARIABLES, Crossover, Frontier, FrontierPoint, Outcome, Sweep, SweepPoint, Switchover,
+    Variation,
+)
+from designer.study.cost_frontier import frontier
+from designer.study.outcome import bisect_change, outcome_of, solve_outcome, system_label
+from designer.study.price_sweep import sweep
+from designer.study.variants import grid, unused_variation, with_change, with_target
+
+__all__ = [
+    "TARGETS", "VARIABLES", "TOLERANCE",
+    "Outcome", "FrontierPoint", "Switchover", "Frontier", "Variation", "SweepPoint", "Crossover", "Sweep",
+    "grid", "with_target", "with_change", "unused_variation", "system_label", "outcome_of",
+    "solve_outcome", "bisect_change", "frontier", "sweep",
+]

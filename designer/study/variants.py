@@ -1,0 +1,125 @@
+"""Variants of a spec and catalog for what-if studies: a target set, or one price changed.
+
+Pure: each function returns a new spec (or catalog) and leaves its inputs as they were.
+"""
+
+from __future__ import annotations
+
+__all__ = ["grid", "with_target", "with_change", "unused_variation"]
+
+from dataclasses import replace
+from types import MappingProxyType
+from typing import Any, Callable
+
+from designer.catalog.types import Catalog, MediaKind
+from designer.design.study import TARGETS, VARIABLES, Variation
+from designer.errors import InputError
+from designer.planner.compile import facility_for
+from designer.spec.models import Spec
+
+
+def grid(variation: Variation, steps: int) -> tuple[float, ...]:
+    """``steps`` evenly spaced changes from low to high, both included (one when low == high).
+
+    Examples:
+        >>> grid(Variation("gpu_price", -0.3, 0.3), 5)
+        (-0.3, -0.15, 0.0, 0.15, 0.3)
+    """
+    if steps < 2 or variation.low == variation.high:
+        return (variation.low,)
+    span = variation.high - variation.low
+    return tuple(round(variation.low + span * i / (steps - 1), 12) for i in range(steps))
+
+
+def with_target(spec: Spec, target: str, value: float) -> Spec:
+    """The spec with one target set: ``utilization`` (min_utilization), ``deadline_scale`` (every
+    deadline times ``value``; workloads without one keep none) or ``budget`` (budget.total, USD).
+
+    Raises:
+        InputError: Unknown target or a value outside its domain.
+    """
+    if target == "utilization":
+        if not 0.0 < value <= 1.0:
+            raise InputError(f"--utilization: a target must lie in (0, 1], got {value:g}")
+        return replace(spec, constraints=replace(spec.constraints, min_utilization=value))
+    if target == "deadline_scale":
+        if value <= 0:
+            raise InputError(f"--deadline-scale: a scale must be positive, got {value:g}")
+        workloads = tuple(w if w.deadline_s is None else replace(w, deadline_s=w.deadline_s * value)
+                          for w in spec.workloads)
+        return replace(spec, workloads=workloads)
+    if target == "budget":
+        if value <= 0:
+            raise InputError(f"--budget: a budget must be positive, got {value:g}")
+        return replace(spec, budget=replace(spec.budget, total_usd=value))
+    raise InputError(f"unknown target {target!r}; expected one of {', '.join(TARGETS)}")
+
+
+def _scaled(mapping, change: Callable[[Any], Any]) -> MappingProxyType:
+    return MappingProxyType({name: change(entry) for name, entry in mapping.items()})
+
+
+def with_change(spec: Spec, catalog: Catalog, variable: str, change: float) -> tuple[Spec, Catalog]:
+    """The spec and catalog with one price changed by the relative amount ``change``.
+
+    ``gpu_price`` scales every GPU's price and moves each server's price by its GPUs' share (a
+    server is quoted complete, GPUs included); a GPU without a price leaves its servers alone.
+    ``server_price`` scales a server's price without its GPUs (the whole price when the GPUs'
+    catalog prices reach it, as the bill of materials then does). See :data:`VARIABLES`.
+
+    Raises:
+        InputError: Unknown variable, or a change of -100% or less.
+    """
+    if change <= -1.0:
+        raise InputError(f"{variable}: a price cannot fall by 100% or more")
+    f = 1.0 + change
+    gpu_usd = {name: g.price_usd or 0.0 for name, g in catalog.gpus.items()}
+    if variable == "gpu_price":
+        catalog = replace(
+            catalog,
+            gpus=_scaled(catalog.gpus, lambda g: g if g.price_usd is None else replace(g, price_usd=g.price_usd * f)),
+            servers=_scaled(catalog.servers, lambda s: replace(
+                s, price_usd=s.price_usd + s.gpus * gpu_usd.get(s.gpu, 0.0) * change)))
+    elif variable == "server_price":
+        def rest(s):
+            base = s.price_usd - s.gpus * gpu_usd.get(s.gpu, 0.0)
+            return replace(s, price_usd=s.price_usd + (base if base > 0 else s.price_usd) * change)
+        catalog = replace(catalog, servers=_scaled(catalog.servers, rest))
+    elif variable == "switch_price":
+        catalog = replace(catalog, switches=_scaled(catalog.switches, lambda s: replace(s, price_usd=s.price_usd * f)))
+    elif variable == "optics_price":
+        catalog = replace(
+            catalog,
+            transceivers=_scaled(catalog.transceivers, lambda t: replace(t, price_usd=t.price_usd * f)),
+            cables=_scaled(catalog.cables, lambda c: c if c.media is MediaKind.DAC
+                           else replace(c, price_usd=c.price_usd * f)))
+    elif variable == "cloud_price":
+        def rent(i):
+            return replace(i, price_on_demand_usd_per_s=i.price_on_demand_usd_per_s * f,
+                           price_reserved_1y_usd_per_s=None if i.price_reserved_1y_usd_per_s is None
+                           else i.price_reserved_1y_usd_per_s * f,
+                           price_reserved_3y_usd_per_s=None if i.price_reserved_3y_usd_per_s is None
+                           else i.price_reserved_3y_usd_per_s * f)
+        catalog = replace(catalog, clouds=_scaled(catalog.clouds, rent))
+    elif variable == "electricity":
+        price = facility_for(spec, catalog).electricity_usd_per_j * f
+        spec = replace(spec, facility=replace(spec.facility, electricity_usd_per_j=price))
+    else:
+        raise InputError(f"unknown variable {variable!r}; expected one of {', '.join(VARIABLES)}")
+    return spec, catalog
+
+
+def unused_variation(spec: Spec, variable: str) -> str:
+    """Why varying ``variable`` cannot change this spec's decision, or ``""`` when it can.
+
+    Cloud prices matter only when the spec allows cloud; every other price only when it allows
+    on-prem (electricity, GPUs, servers, switches and optics are bought).
+    """
+    allowed = {d.value for d in spec.constraints.deployments}
+    if spec.system.deployment is not None:
+        allowed &= {spec.system.deployment.value}
+    if variable == "cloud_price" and "cloud" not in allowed:
+        return "the spec allows no cloud deployment"
+    if variable != "cloud_price" and "on_prem" not in allowed:
+        return "the spec allows no on-prem deployment"
+    return ""

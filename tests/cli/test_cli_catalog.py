@@ -1,0 +1,140 @@
+"""`designer catalog list|show` through a small Typer app that mounts the sub-app as the CLI does."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from designer import catalog
+from designer.catalog.types import KINDS
+from designer.cli.catalog import catalog_app
+from designer.report.catalog import entry_price, entry_specs, render_entry, render_list, render_stale_warning
+
+app = typer.Typer()
+app.add_typer(catalog_app, name="catalog")
+
+
+@app.command()
+def version() -> None:
+    """A second command so that `catalog` stays a group, as in the real CLI."""
+
+
+BUILTIN = catalog.load_builtin()
+OVERRIDE = """\
+schema_version: 1
+kind: switch
+items:
+  - name: nvidia-qm9700
+    price: $31,500
+    source: quote from our reseller
+    as_of: 2026-10
+"""
+
+
+def run(*args: str):
+    return CliRunner().invoke(app, ["catalog", *args])
+
+
+def test_help_lists_both_commands():
+    result = run("--help")
+    assert result.exit_code == 0
+    assert "list" in result.stdout and "show" in result.stdout
+    for command in ("list", "show"):
+        assert run(command, "--help").exit_code == 0
+
+
+def test_list_shows_every_entry_with_price_source_and_date():
+    result = run("list")
+    assert result.exit_code == 0, result.stderr
+    for kind in KINDS:
+        for name in BUILTIN.by_kind(kind):
+            assert name in result.stdout
+    assert "$36,000.00" in result.stdout and "2024-08" in result.stdout and "$55.04/h" in result.stdout
+    # Some built-in prices date from 2024: they are old today and stay old, so the warning is certain.
+    assert result.stderr.startswith("warning: ") and "dgx-a100-80g (2020-05)" in result.stderr
+
+
+@pytest.mark.parametrize("kind", ["switch", "switches"])
+def test_list_one_kind(kind):
+    result = run("list", "--kind", kind)
+    assert result.exit_code == 0
+    assert "nvidia-qm9700" in result.stdout and "dgx-h100" not in result.stdout
+
+
+def test_list_json_is_complete_and_in_si_units():
+    result = run("list", "--json")
+    assert result.exit_code == 0
+    doc = json.loads(result.stdout)
+    assert doc["digest"] == BUILTIN.digest
+    assert len(doc["entries"]) == sum(len(BUILTIN.by_kind(k)) for k in KINDS)
+    qm9700 = next(e for e in doc["entries"] if e["name"] == "nvidia-qm9700")
+    assert (qm9700["kind"], qm9700["port_rate_Bps"], qm9700["price_usd"]) == ("switch", 50e9, 36000.0)
+    assert qm9700["breakout"] == [{"rate_Bps": 25e9, "ports": 128}] and qm9700["protocol"] == "infiniband"
+    assert qm9700["provenance"]["as_of"] == "2024-08" and qm9700["provenance"]["estimate"] is True
+
+
+def test_show_renders_human_units_and_full_provenance():
+    result = run("show", "nvidia-qm9700")
+    assert result.exit_code == 0
+    out = result.stdout
+    for text in ("port_rate", "400 Gb/s", "128x 200 Gb/s", "150 ns", "$36,000.00", "1.1 kW",
+                 "Freakonomics", "2024-08", "power is an unsourced estimate"):
+        assert text in out
+    assert "nvidia-qm9700 (2024-08)" in result.stderr
+
+
+def test_show_json():
+    result = run("show", "gcp-a3-megagpu-8g", "--json")
+    assert result.exit_code == 0
+    doc = json.loads(result.stdout)
+    assert doc["kind"] == "cloud" and doc["network"] == "gpudirect-tcpxo"
+    assert doc["price_on_demand_usd_per_s"] * 3600 == pytest.approx(92.21427)
+    assert doc["network_Bps"] == 200e9
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (("show", "nvidia-qm970"), "did you mean 'nvidia-qm9700'?"),
+    (("list", "--kind", "swtch"), "did you mean 'switch'?"),
+])
+def test_unknown_name_or_kind_exits_2_with_a_hint(args, fragment):
+    result = run(*args)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith("error: ") and fragment in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_user_catalog_overrides_what_is_shown(tmp_path: Path):
+    path = tmp_path / "prices.yaml"
+    path.write_text(OVERRIDE)
+    result = run("show", "nvidia-qm9700", "--catalog", str(path))
+    assert result.exit_code == 0
+    assert "$31,500.00" in result.stdout and "quote from our reseller [price]" in result.stdout
+    assert result.stderr == ""  # a price as of 2026-10 is recent
+
+
+def test_bad_user_catalog_is_a_located_error(tmp_path: Path):
+    path = tmp_path / "prices.yaml"
+    path.write_text(OVERRIDE.replace("price:", "prise:"))
+    result = run("list", "-c", str(path))
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: {path}:5:5: unknown key 'prise'")
+
+
+def test_renderers_are_pure_functions_of_the_catalog():
+    qm9700 = BUILTIN.switches["nvidia-qm9700"]
+    assert entry_specs("switch", qm9700) == "64x 400 Gb/s (128x 200 Gb/s) infiniband, 150 ns, in-network reduction"
+    assert entry_price("cloud", BUILTIN.clouds["aws-p5.48xlarge"]) == "$55.04/h"
+    assert entry_price("fabric", BUILTIN.fabrics["efa"]) == "-"
+    assert entry_price("gpu", BUILTIN.gpus["a100-40g"]) == "-"
+    assert render_list(BUILTIN, "fabric").count("\n") == len(BUILTIN.fabrics) + 2
+    assert render_list(BUILTIN) == render_list(BUILTIN)
+    assert "matmul_efficiency" in render_entry("gpu", BUILTIN.gpus["h100-sxm"])
+    assert "80.33%" in render_entry("gpu", BUILTIN.gpus["h100-sxm"])
+    assert render_stale_warning(()) == ""
+    one = (catalog.StaleEntry("switch", "x", "2020", 70),)
+    assert render_stale_warning(one).startswith("warning: price is older than 18 months: x (2020)")

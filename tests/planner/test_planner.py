@@ -1,0 +1,59 @@
+"""The planner's promises about a design's own figures: what the design shows (its bill of
+materials and floor layout) meets the spec's limits, and the constraint table reports those
+figures, not the program's approximations.
+
+The pre-training example is used because its fat tree lays out in a few more racks than the
+program's pooled rack count (94 against 90), so its exact total is $27,000 above the program's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from designer import planner
+from designer.errors import InfeasibleError
+from designer.planner.inputs import load_inputs
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = (ROOT / "examples" / "pretrain-large.yaml").read_text()
+BUDGET = "budget: {capex: $400M, total: $500M}"
+
+
+def _plan(tmp_path: Path, text: str):
+    path = tmp_path / "spec.yaml"
+    path.write_text(text)
+    spec, catalog = load_inputs(path)
+    return planner.plan(spec, catalog)
+
+
+@pytest.fixture(scope="module")
+def free(tmp_path_factory):
+    return _plan(tmp_path_factory.mktemp("free"), EXAMPLE)
+
+
+def test_the_constraint_table_reports_the_designs_own_figures(free):
+    status = {c.name: c for c in free.constraints}
+    assert status["budget.total"].value == pytest.approx(free.cost.total_usd, abs=0.005)
+    assert status["budget.capex"].value == pytest.approx(free.cost.capex_usd, abs=0.005)
+    assert status["constraints.max_power"].value == pytest.approx(free.system.power_kw * 1e3, rel=1e-9)
+
+
+def test_a_budget_the_program_meets_but_the_laid_out_design_does_not_is_infeasible(tmp_path, free):
+    exact = free.cost.total_usd
+    program = exact - 27_000.0  # the program counts 4 racks fewer (see the module docstring)
+    between = f"budget: {{capex: $400M, total: \"${(program + exact) / 2:,.2f}\"}}"
+    with pytest.raises(InfeasibleError) as info:
+        _plan(tmp_path, EXAMPLE.replace(BUDGET, between))
+    (suggestion,) = info.value.relaxations
+    assert suggestion.endswith(f"to ${exact + 0.01:,.2f}"), suggestion
+    assert "once" in info.value.reasons[0] and "laid out" in info.value.reasons[0]
+
+
+def test_the_suggested_budget_buys_a_design_that_fits_it(tmp_path, free):
+    limit = round(free.cost.total_usd + 0.01, 2)
+    d = _plan(tmp_path, EXAMPLE.replace(BUDGET, f"budget: {{capex: $400M, total: \"${limit:,.2f}\"}}"))
+    assert d.cost.total_usd <= limit
+    status = {c.name: c for c in d.constraints}
+    assert status["budget.total"].slack >= 0
