@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from designer.catalog.types import CloudInstance, Nic, Server, Switch
 from designer.errors import TopologyError
+from designer.topology import sizing
 from designer.topology.schema import TopologyKind
 
 # NVIDIA DGX SuperPOD H100 RA (RA-11333-001): "A rack holds 1, 2 or 4 DGX H100"; the example SU
@@ -121,8 +122,6 @@ class FabricRequest:
                 f"{self.switch_ports} switch ports do not fill whole cages of {self.ports_per_cage} ports"
             )
         # Sizing raises TopologyError when the fabric cannot be built (too many nodes, leaf too small).
-        from designer.topology import sizing
-
         sizing.plan_fabric(self)
 
     @property

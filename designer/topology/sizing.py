@@ -22,6 +22,7 @@ describe the same fabric. The rules (sources in ``docs/topology.md``):
 from __future__ import annotations
 
 __all__ = [
+    "Sizable",
     "Plan",
     "Capacity",
     "plan_fabric",
@@ -39,15 +40,39 @@ __all__ = [
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from designer.errors import TopologyError
 from designer.topology.schema import TopologyKind
 
-if TYPE_CHECKING:
-    from designer.topology.request import FabricRequest
-
 _EPS = 1e-9  # float slack when rounding D / r up
+
+
+class Sizable(Protocol):
+    """What sizing reads of a request (a :class:`~designer.topology.request.FabricRequest` has it all).
+
+    Written out here, so that the request, which sizes itself when it is built, imports this
+    module and this module needs nothing from it.
+    """
+
+    @property
+    def topology(self) -> TopologyKind: ...
+    @property
+    def nodes(self) -> int: ...
+    @property
+    def nics_per_node(self) -> int: ...
+    @property
+    def switch_ports(self) -> int: ...
+    @property
+    def ports_per_cage(self) -> int: ...
+    @property
+    def oversubscription(self) -> float: ...
+    @property
+    def su_nodes(self) -> int | None: ...
+    @property
+    def reserved_leaf_ports(self) -> int: ...
+    @property
+    def endpoints(self) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +95,7 @@ class Plan:
         reserved: (leaf index, ports) for every leaf holding reserved ports.
     """
 
-    request: FabricRequest
+    request: Sizable  # a FabricRequest
     tiers: int
     fabrics: int
     su_nodes: int
@@ -104,7 +129,7 @@ def _uplinks(down: int, ratio: float) -> int:
     return max(1, math.ceil(down / ratio - _EPS))
 
 
-def _leaf_split(req: FabricRequest, grain: int, given: int | None) -> tuple[int, int]:
+def _leaf_split(req: Sizable, grain: int, given: int | None) -> tuple[int, int]:
     """(D, u): NIC downlinks and uplinks per leaf; D a multiple of ``grain``."""
     k, p, r = req.switch_ports, req.ports_per_cage, req.oversubscription
     cages = k // p
@@ -134,12 +159,12 @@ def _smallest_divisor(n: int, ok) -> int | None:
     return None
 
 
-def _max_nodes(req: FabricRequest, per_leaf_nodes: int, pod_leaves_: int, rails_per_pod: int) -> int:
+def _max_nodes(req: Sizable, per_leaf_nodes: int, pod_leaves_: int, rails_per_pod: int) -> int:
     """Nodes that k full pods hold (every core one link per pod)."""
     return req.switch_ports * (pod_leaves_ // rails_per_pod) * per_leaf_nodes
 
 
-def plan_fabric(req: FabricRequest) -> Plan:
+def plan_fabric(req: Sizable) -> Plan:
     """Size the fabric of ``req`` (see the module docstring for the rules).
 
     Raises:
@@ -227,7 +252,7 @@ class Capacity:
     max_nodes: int
 
 
-def capacity(req: FabricRequest) -> Capacity:
+def capacity(req: Sizable) -> Capacity:
     """Size limits of ``req``'s topology, switch and ratio; ``req.nodes`` and its reserved ports
     are ignored (reserved ports need free leaf ports, which full fabrics do not have).
 
@@ -260,7 +285,7 @@ def capacity(req: FabricRequest) -> Capacity:
     return Capacity(su, down, up, choices, one, max(one, two), max(one, two, three))
 
 
-def _reserve(req: FabricRequest, leaves: int, per_su: int, su: int, capacity: int) -> tuple[tuple[int, int], ...]:
+def _reserve(req: Sizable, leaves: int, per_su: int, su: int, capacity: int) -> tuple[tuple[int, int], ...]:
     """Reserved ports fill the free downlink ports of the last leaves, last leaf first.
 
     ``leaves`` counts all leaves (leaf ``i`` serves SU ``i // per_su``); ``capacity`` is the ports
@@ -284,7 +309,7 @@ def _reserve(req: FabricRequest, leaves: int, per_su: int, su: int, capacity: in
     )
 
 
-def _nics(req: FabricRequest, su: int, per_su: int, leaf: int) -> int:
+def _nics(req: Sizable, su: int, per_su: int, leaf: int) -> int:
     if req.topology is TopologyKind.SINGLE_SWITCH:
         return req.endpoints
     nodes = min(su, req.nodes - (leaf // per_su) * su)
