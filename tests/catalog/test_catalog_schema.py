@@ -1,4 +1,4 @@
-"""Catalog value parsers and the schema table (file-level behaviour is in tests/test_catalog.py)."""
+"""Catalog value parsers and the schema table (file-level behaviour is in tests/catalog/test_catalog.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Pydantic errors as one located line: the key path rebuilt from the input, the text from the
-error type (the spec-level behaviour is in tests/test_spec.py)."""
+error type (the spec-level behaviour is in tests/spec/test_spec.py)."""
 
 from __future__ import annotations
 
