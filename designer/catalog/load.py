@@ -16,7 +16,7 @@ of :mod:`designer.catalog.merge` (docs/catalogs.md).
 
 from __future__ import annotations
 
-__all__ = ["BUILTIN_FILES", "load_builtin", "load_catalog"]
+__all__ = ["BUILTIN_FILES", "builtin_paths", "load_builtin", "load_catalog"]
 
 import hashlib
 from importlib import resources
@@ -55,6 +55,13 @@ def _builtin_root() -> Any:
         # pyproject maps catalogs/ to designer.catalogs only when installed; a source checkout
         # (tests run from the repository) finds it next to the designer/ folder instead.
         return Path(__file__).resolve().parents[2] / "catalogs"
+
+
+def builtin_paths() -> tuple[Path, ...]:
+    """The built-in catalog files that exist as files on disk (an output must never replace one)."""
+    root = _builtin_root()
+    paths = (Path(str(root.joinpath(name))) for name in BUILTIN_FILES)
+    return tuple(p for p in paths if p.is_file())
 
 
 def _apply_builtins(merge: Merge, digest: Any) -> None:

@@ -87,7 +87,7 @@ def explain(design_path: Path = typer.Argument(..., metavar="DESIGN", show_defau
 def draw_command(
     design_path: Path = typer.Argument(..., metavar="DESIGN", help="A design file from `designer solve -o`.",
                                        show_default=False),
-    output: Optional[Path] = typer.Option(None, "-o", "--output",
+    output: Optional[str] = typer.Option(None, "-o", "--output",
                                           help="Picture file: .svg, .png or .dot (default: DOT on stdout)."),
     catalog_files: List[Path] = typer.Option([], "--catalog", "-c", metavar="FILE",
                                              help="User catalog the design was made with (repeatable)."),
@@ -102,6 +102,9 @@ def draw_command(
     from designer.pictures import draw, drawing as drawing_mod, plot
 
     def body() -> int:
+        read = atomic.spec_inputs(design_path, catalog_files, role="the design")
+        if output is not None:  # the name as typed: a trailing '/' says it is a folder
+            atomic.check_output(output, read)
         fmt = plot.format_of(output) if output is not None else "dot"
         if fmt in plot.IMAGE_FORMATS:
             plot.check_matplotlib()
@@ -114,7 +117,7 @@ def draw_command(
         if output is None:
             typer.echo(data, nl=False)
         else:
-            atomic.write_data(output, data)
+            atomic.write_data(output, data, read)
             typer.echo(f"{output}: {drawing.subtitle}")
         return 0
 

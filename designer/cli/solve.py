@@ -24,7 +24,7 @@ class SolveFormat(str, Enum):
 
 def solve(
     spec_path: Path = typer.Argument(..., metavar="SPEC", help="The spec to solve.", show_default=False),
-    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the design file here (YAML)."),
+    output: Optional[str] = typer.Option(None, "-o", "--output", help="Write the design file here (YAML)."),
     fmt: SolveFormat = typer.Option(SolveFormat.table, "--format", "-f", help="What to print."),
     solver: SolverName = SOLVER_OPTION,
     time_limit: Optional[float] = TIME_LIMIT_OPTION,
@@ -36,12 +36,15 @@ def solve(
     from designer.planner import inputs
 
     def body() -> int:
+        if output is not None:  # a device node or the spec itself is refused before anything is read
+            atomic.check_output(output, atomic.spec_inputs(spec_path))
         spec, catalog = inputs.load_inputs(spec_path)
+        read = atomic.spec_inputs(spec_path, spec.catalogs)
         if output is not None:
-            atomic.check_writable(output)  # before the solve, which can take a while
+            atomic.check_writable(output, read)  # before the solve, which can take a while
         result = planner.plan(spec, catalog, solver=solver.value, time_limit_s=time_limit)
         if output is not None:
-            atomic.write_atomic(output, design_io.dump_design(result))
+            atomic.write_atomic(output, design_io.dump_design(result), read)
         for warning in result.warnings:
             err(f"warning: {warning}")
         if fmt is SolveFormat.json:

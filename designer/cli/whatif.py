@@ -153,7 +153,7 @@ def parse_variation(text: str) -> Variation:
 
 def frontier_command(
     spec_path: Path = typer.Argument(..., metavar="SPEC", help="The spec to vary.", show_default=False),
-    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Plot file (.png or .svg)."),
+    output: Optional[str] = typer.Option(None, "-o", "--output", help="Plot file (.png or .svg)."),
     utilization: Optional[str] = typer.Option(None, "--utilization", metavar="START:STOP:STEP",
                                               help=f"Utilization targets (default {_DEFAULT_UTILIZATION})."),
     deadline_scale: Optional[str] = typer.Option(None, "--deadline-scale", metavar="START:STOP:STEP",
@@ -181,14 +181,17 @@ def frontier_command(
         option = "--" + target.replace("_", "-")
         parse = {"utilization": _fraction, "budget": units.parse_money}.get(target, float)
         values = parse_range(text, parse, what=option)
+        if output is not None:  # the name as typed: a trailing '/' says it is a folder
+            atomic.check_output(output, atomic.spec_inputs(spec_path))
         fmt = plot.format_of(output, plot.IMAGE_FORMATS) if output is not None else None
         if fmt is not None:
             plot.check_matplotlib()
         spec, catalog = inputs.load_inputs(spec_path)
         for v in values:  # bad values fail before any solve
             study.with_target(spec, target, v)
+        read = atomic.spec_inputs(spec_path, spec.catalogs)
         if output is not None:
-            atomic.check_writable(output)  # before the solves, which can take minutes
+            atomic.check_writable(output, read)  # before the solves, which can take minutes
         bar = _Bar(f"solving {len(values)} points")
         try:
             result = study.frontier(spec, catalog, target, values, solver=solver.value, time_limit_s=time_limit,
@@ -200,7 +203,7 @@ def frontier_command(
         else:
             typer.echo(report_study.render_frontier_table(result), nl=False)
         if output is not None and fmt is not None:
-            atomic.write_data(output, plot.render_frontier(result, fmt, name=spec.name))
+            atomic.write_data(output, plot.render_frontier(result, fmt, name=spec.name), read)
         return 0
 
     run(body)
