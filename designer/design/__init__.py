@@ -12,8 +12,8 @@ from designer.design.bom import BomLine
 from designer.design.diff import DesignDiff, diff_designs
 from designer.design.io import as_written, design_to_json_dict, dump_design, load_design, parse_design
 from designer.design.model import (
-    SCHEMA_VERSION, Alternative, Breakdown, ConstraintStatus, CostBreakdown, Design, SolverInfo, SystemChoice,
-    WorkloadResult,
+    SCHEMA_VERSION, Alternative, Breakdown, ConstraintStatus, CostBreakdown, Design, FacilityAssumptions, SolverInfo,
+    SystemChoice, WorkloadResult,
 )
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "Alternative",
     "ConstraintStatus",
     "SolverInfo",
+    "FacilityAssumptions",
     "BomLine",
     "DesignDiff",
     "as_written",

@@ -15,6 +15,7 @@ __all__ = [
     "Alternative",
     "ConstraintStatus",
     "SolverInfo",
+    "FacilityAssumptions",
     "Design",
 ]
 
@@ -143,6 +144,26 @@ class SolverInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class FacilityAssumptions:
+    """The facility the design was priced for: the catalog's default with the spec's overrides.
+
+    A design file records it so that a reviewer sees what power and space cost was assumed
+    without the spec at hand.
+    """
+
+    name: str  # catalog facility entry the figures start from
+    electricity_usd_per_kwh: float
+    pue: float
+    rack_power_kw: float  # power budget of one rack
+    rack_units: int  # usable units of one rack
+    installation_fraction: float  # of equipment capex, once
+    maintenance_fraction_per_year: float  # of equipment capex, every year
+    from_spec: tuple[str, ...]  # spec `facility:` keys that replaced the catalog's figures
+    source: str  # the catalog entry's source
+    as_of: str
+
+
+@dataclass(frozen=True, slots=True)
 class Design:
     """A complete, reviewable design."""
 
@@ -161,4 +182,5 @@ class Design:
     constraints: tuple[ConstraintStatus, ...]
     solver: SolverInfo
     warnings: tuple[str, ...] = ()
+    facility: FacilityAssumptions | None = None  # None in design files written before it was recorded
     schema_version: int = SCHEMA_VERSION

@@ -7,15 +7,16 @@ priced exactly here, from the topology's closed form at the chosen node count
 
 from __future__ import annotations
 
-__all__ = ["price_solution", "measures", "measures_of", "assemble_design"]
+__all__ = ["facility_assumptions", "price_solution", "measures", "measures_of", "assemble_design"]
 
 import math
 from types import MappingProxyType
 
 from designer import __version__, perf
 from designer.design.bom import sort_lines, total_power_w
+from designer.catalog.types import Facility
 from designer.design.model import (
-    Breakdown, CostBreakdown, Design, SolverInfo, SystemChoice, WorkloadResult,
+    Breakdown, CostBreakdown, Design, FacilityAssumptions, SolverInfo, SystemChoice, WorkloadResult,
 )
 from designer.optimize import explain, pricing
 from designer.optimize.candidates import Candidate
@@ -24,7 +25,7 @@ from designer.optimize.task import Workload
 from designer.optimize.workspace import Workspace
 from designer.spec.choices import Deployment
 from designer.spec.models import Spec
-from designer.spec.units import SECONDS_PER_DAY, SECONDS_PER_YEAR
+from designer.spec.units import JOULES_PER_KWH, SECONDS_PER_DAY, SECONDS_PER_YEAR
 
 
 def _workload_result(w: Workload, cand: Candidate, est: perf.StepEstimate, cost_usd: float) -> WorkloadResult:
@@ -44,6 +45,19 @@ def _workload_result(w: Workload, cand: Candidate, est: perf.StepEstimate, cost_
                             exposed_comm_s=b.exposed_comm_s, checkpoint_s=b.checkpoint_s),
         cost_usd=cost_usd,
     )
+
+
+def facility_assumptions(spec: Spec, facility: Facility) -> FacilityAssumptions:
+    """The facility a design is priced for, as its file records it (the spec's overrides named)."""
+    f = spec.facility
+    overridden = tuple(key for key, value in (("electricity", f.electricity_usd_per_j), ("pue", f.pue),
+                                              ("rack_power", f.rack_power_w)) if value is not None)
+    return FacilityAssumptions(
+        name=facility.name, electricity_usd_per_kwh=facility.electricity_usd_per_j * JOULES_PER_KWH,
+        pue=facility.pue, rack_power_kw=facility.rack_power_w / 1e3, rack_units=facility.rack_units,
+        installation_fraction=facility.installation_fraction,
+        maintenance_fraction_per_year=facility.maintenance_fraction_per_year, from_spec=overridden,
+        source=facility.provenance.source, as_of=facility.provenance.as_of)
 
 
 def price_solution(ws: Workspace, sol: Solution) -> tuple[list, CostBreakdown, object, dict[str, float]]:
@@ -139,7 +153,7 @@ def assemble_design(spec: Spec, ws: Workspace, sol: Solution, alternatives, cons
         constraints=tuple(constraints),
         solver=SolverInfo(name=sol.solver, status=sol.status, gap=sol.gap, candidates=len(ws.by_key),
                           variables=sol.variables, constraints=sol.constraints),
-        warnings=warnings,
+        warnings=warnings, facility=facility_assumptions(spec, ws.facility),
     )
 
 

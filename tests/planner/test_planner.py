@@ -15,6 +15,7 @@ import pytest
 from designer import planner
 from designer.errors import InfeasibleError
 from designer.planner.inputs import load_inputs
+from tiny_spec import TINY
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = (ROOT / "examples" / "pretrain-large.yaml").read_text()
@@ -57,3 +58,20 @@ def test_the_suggested_budget_buys_a_design_that_fits_it(tmp_path, free):
     assert d.cost.total_usd <= limit
     status = {c.name: c for c in d.constraints}
     assert status["budget.total"].slack >= 0
+
+
+def test_the_design_records_the_facility_it_was_priced_for(free):
+    """The pre-training example sets electricity $0.078/kWh, PUE 1.25 and 40 kW racks; its power
+    bill is the IT power at that PUE and price over the horizon (3 years)."""
+    f = free.facility
+    assert (f.electricity_usd_per_kwh, f.pue, f.rack_power_kw) == pytest.approx((0.078, 1.25, 40.0))
+    assert f.from_spec == ("electricity", "pue", "rack_power")
+    assert f.source and f.as_of
+    kwh = free.system.power_kw * f.pue * free.horizon_days * 24
+    assert free.cost.power_usd == pytest.approx(kwh * f.electricity_usd_per_kwh, rel=1e-9)
+
+
+def test_a_facility_the_spec_leaves_alone_is_the_catalogs(tmp_path):
+    d = _plan(tmp_path, TINY)
+    assert d.facility.from_spec == ()
+    assert d.facility.name == "default"
