@@ -48,13 +48,16 @@ def _json_value(value: Any) -> Any:
 def entry_to_dict(kind: str, entry: Any) -> dict[str, Any]:
     """One entry as JSON-ready data: SI values under unit-carrying names, plus kind and provenance.
 
-    A switch's breakout becomes a list of ``{"rate_Bps", "ports"}``.
+    A switch's breakout becomes a list of ``{"rate_Bps", "ports"}``; a fabric profile's technology
+    is ``fabric_kind`` (``kind`` is always the catalog kind).
     """
     out: dict[str, Any] = {"kind": kind}
     for f in fields(entry):
         value = getattr(entry, f.name)
         if f.name == "provenance":
             out["provenance"] = {p.name: getattr(value, p.name) for p in fields(value)}
+        elif f.name == "kind":  # a fabric profile's own kind must not replace the entry's kind
+            out["fabric_kind"] = _json_value(value)
         else:
             out[f.name] = _json_value(value)
     return out
@@ -151,6 +154,8 @@ def _field_text(name: str, value: Any) -> str:
         return str(value.value)
     if isinstance(value, frozenset):
         return ", ".join(sorted(_field_text(name, v) for v in value))
+    if isinstance(value, (tuple, list)):  # a NIC's lower speeds: each value in the field's unit
+        return ", ".join(_field_text("each" + name[name.find("_"):], v) for v in value) or "-"
     if name == "breakout":
         return _breakout_text(value) or "-"
     if name.endswith("_usd_per_s"):

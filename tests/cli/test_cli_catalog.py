@@ -138,3 +138,28 @@ def test_renderers_are_pure_functions_of_the_catalog():
     assert render_stale_warning(()) == ""
     one = (catalog.StaleEntry("switch", "x", "2020", 70),)
     assert render_stale_warning(one).startswith("warning: price is older than 18 months: x (2020)")
+
+
+def _strict_json(text: str):
+    def refuse(name: str):
+        raise AssertionError(f"{name} in JSON output")
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("kind, name", [(k, n) for k in KINDS for n in BUILTIN.by_kind(k)])
+def test_show_works_for_every_built_in_entry(kind, name):
+    """Every field of every kind renders (a NIC's tuple of lower speeds once raised a TypeError)."""
+    text = run("show", name)
+    assert text.exit_code == 0, text.output
+    rows = [line.split(None, 1) for line in text.stdout.splitlines()[:2]]
+    assert rows == [["kind", kind], ["name", name]]
+    assert "Traceback" not in text.output and "internal error" not in text.output
+    doc = _strict_json(run("show", name, "--json").stdout)
+    assert doc["kind"] == kind and doc["name"] == name
+
+
+def test_a_nics_lower_speeds_are_shown_in_bits_per_second():
+    out = run("show", "connectx7-ndr-400g").stdout
+    assert "speeds       200 Gb/s, 100 Gb/s, 50 Gb/s, 25 Gb/s, 10 Gb/s\n" in out
+    doc = _strict_json(run("show", "connectx7-ndr-400g", "--json").stdout)
+    assert doc["speeds_Bps"] == [25e9, 12.5e9, 6.25e9, 3.125e9, 1.25e9]
