@@ -25,6 +25,7 @@ from designer.design import (
     CostBreakdown,
     Design,
     SolverInfo,
+    SoftwareUsed,
     SystemChoice,
     WorkloadResult,
 )
@@ -141,6 +142,9 @@ def make_workload(gpus: int, *, tp: int = 8, pp: int = 4, mfu: float = MFU_IB, u
         memory_gb_per_gpu=62.5,
         breakdown=Breakdown(compute_s=compute, tp_comm_s=0.4 * exposed, pp_comm_s=0.1 * exposed,
                             dp_comm_s=0.5 * exposed, ep_comm_s=0.0, bubble_s=bubble, exposed_comm_s=exposed),
+        software=SoftwareUsed(preset="megatron-core", attention="flash", sequence_parallel=True,
+                              tp_comm_overlap=False, dp_overlap=True),
+        recompute="selective",
     )
 
 

@@ -69,6 +69,8 @@ def estimate(
 
     def body() -> int:
         spec, catalog = inputs.load_inputs(spec_path)
+        for warning in spec.warnings:
+            err(f"warning: {warning}")
         result = planner.estimate(spec, catalog)
         if as_json:
             typer.echo(json.dumps(report_estimate.estimate_to_json_dict(result), indent=2))

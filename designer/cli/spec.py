@@ -22,11 +22,13 @@ def validate(specs: List[Path] = typer.Argument(..., help="Spec files to check."
         bad = 0
         for path in specs:
             try:
-                inputs.load_inputs(path)
+                spec, _ = inputs.load_inputs(path)
             except InputError as exc:
                 err(f"error: {one_line(exc.located())}")
                 bad += 1
             else:
+                for warning in spec.warnings:
+                    err(f"warning: {one_line(warning)}")
                 typer.echo(f"{path}: ok")
         return 2 if bad else 0
 

@@ -12,7 +12,8 @@ from designer.design.bom import BomLine
 from designer.design.diff import DesignDiff, diff_designs
 from designer.design.io import as_written, design_to_json_dict, dump_design, load_design, parse_design
 from designer.design.model import (
-    SCHEMA_VERSION, Alternative, Breakdown, ConstraintStatus, CostBreakdown, Design, FacilityAssumptions, SolverInfo,
+    SCHEMA_VERSION, Alternative, Breakdown, ConstraintStatus, CostBreakdown, Design, FacilityAssumptions,
+    SoftwareUsed, SolverInfo,
     SystemChoice, WorkloadResult,
 )
 
@@ -23,6 +24,7 @@ __all__ = [
     "CostBreakdown",
     "Breakdown",
     "WorkloadResult",
+    "SoftwareUsed",
     "Alternative",
     "ConstraintStatus",
     "SolverInfo",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 __all__ = [
     "SCHEMA_VERSION",
+    "SoftwareUsed",
     "SystemChoice",
     "CostBreakdown",
     "Breakdown",
@@ -77,6 +78,17 @@ class Breakdown:
 
 
 @dataclass(frozen=True, slots=True)
+class SoftwareUsed:
+    """The training stack a workload's prediction assumes: its preset and the knobs as run."""
+
+    preset: str  # megatron-core | megatron-lm-2021 | deepspeed | fsdp2
+    attention: str  # flash | unfused
+    sequence_parallel: bool  # as the plan runs it
+    tp_comm_overlap: bool
+    dp_overlap: bool
+
+
+@dataclass(frozen=True, slots=True)
 class WorkloadResult:
     """Plan and predictions for one workload on the chosen system."""
 
@@ -101,6 +113,9 @@ class WorkloadResult:
     memory_gb_per_gpu: float
     breakdown: Breakdown
     cost_usd: float = 0.0  # cloud spend attributed to this workload (0 on-prem)
+    software: SoftwareUsed | None = None  # None in design files written before stacks were recorded
+    recompute: str = ""  # none | selective | full, as the plan runs it ("" in older design files)
+    assumptions: tuple[str, ...] = ()  # model figures filled in by default
 
 
 @dataclass(frozen=True, slots=True)

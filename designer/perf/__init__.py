@@ -13,12 +13,15 @@ from designer.perf.collectives import Collective
 from designer.perf.estimate import Breakdown, StepEstimate
 from designer.perf.memory import MemoryBreakdown
 from designer.perf.search import feasible_gpu_counts, search_plans
+from designer.perf.software import PRESET_NAMES, Attention, Profile, Software
+from designer.perf.software import resolve as resolve_software
 from designer.perf.step import check_plan, estimate_step
+from designer.perf.structure import software_conflicts
 from designer.perf.types import (
+    MLA,
     Job,
     MoE,
     ModelArch,
-    Overlap,
     Plan,
     PlanConstraints,
     Precision,
@@ -26,22 +29,28 @@ from designer.perf.types import (
 )
 
 __all__ = [
+    "Attention",
     "Breakdown",
     "Cluster",
     "Collective",
     "Job",
     "MemoryBreakdown",
+    "MLA",
     "MoE",
     "ModelArch",
     "NetworkView",
-    "Overlap",
+    "PRESET_NAMES",
     "Plan",
     "PlanConstraints",
     "Precision",
+    "Profile",
     "Recompute",
+    "Software",
     "StepEstimate",
     "check_plan",
     "estimate_step",
     "feasible_gpu_counts",
+    "resolve_software",
     "search_plans",
+    "software_conflicts",
 ]

@@ -34,15 +34,16 @@ __all__ = [
     "SUSTAINED_FRACTION",
     "ACT_BYTES",
     "WEIGHT_BYTES",
-    "GRAD_BYTES",
-    "OPTIMIZER_BYTES",
-    "GRAD_REDUCE_BYTES",
-    "PARAM_GATHER_BYTES",
     "ADAM_TRAFFIC_BYTES",
     "CHECKPOINT_BYTES_PER_PARAM",
-    "DDP_BUCKET_PARAMS",
-    "OVERLAP_COST_SCALEUP",
-    "OVERLAP_COST_SCALEOUT",
+    "OVERLAP_SLOWDOWN",
+    "TP_OVERLAP_EFFICIENCY",
+    "NCCL_BASE_LATENCY_S",
+    "NCCL_NVLINK_STEP_S",
+    "NCCL_NVLINK_TREE_STEP_S",
+    "NCCL_NET_STEP_S",
+    "NCCL_PAT_PER_RANK_S",
+    "NCCL_PAT_BASE_S",
     "MEMORY_RESERVE_FRACTION",
     "MEMORY_RESERVE_BYTES",
 ]
@@ -58,7 +59,8 @@ class ScaleupProfile:
     messages. ``reduction_efficiency``: algorithm bandwidth of the in-switch all-reduce (NVLS)
     / link bandwidth, 0 when the switch cannot reduce. ``latency_s``: per-step latency of a
     collective step (a ring all-reduce on p GPUs pays 2(p-1) of them). ``mesh``: GPUs are wired
-    point to point rather than through a switch.
+    point to point rather than through a switch. Each collective also pays NCCL's base latency
+    (:data:`NCCL_BASE_LATENCY_S`).
     """
 
     ring_efficiency: float
@@ -73,7 +75,7 @@ SCALEUP_PROFILES: dict[str, ScaleupProfile] = {
     "nvlink3": ScaleupProfile(
         ring_efficiency=0.75,  # 222-235 GB/s busbw on 4-8 GPUs at 0.5-1 GiB: vTrain A100 LUT, ml-engineering
         reduction_efficiency=0.0,  # NVSwitch gen 2 has no in-switch reduction
-        latency_s=4.3e-6,  # as NVLink4; fits the vTrain A100 sweep from 8 MiB up within 8 %
+        latency_s=3.4e-6,  # NCCL's NVLink ring step (tuning.cc), as NVLink4
         mesh=False,
         source="VIA-Research/vTrain trace/a100 AR LUT; stas00/ml-engineering network chapter",
     ),
@@ -81,7 +83,7 @@ SCALEUP_PROFILES: dict[str, ScaleupProfile] = {
     "nvlink4": ScaleupProfile(
         ring_efficiency=0.815,  # ~370 GB/s ring busbw (nccl-tests #212); 365.6-367.6 NVLS off
         reduction_efficiency=0.61,  # NVLS algbw ~275 GB/s (nccl-tests #212; H200 sweep 275.6)
-        latency_s=4.3e-6,  # H200 8-GPU sweep: ~60 us fixed cost per all-reduce = 14 steps
+        latency_s=3.4e-6,  # NCCL's NVLink ring step; with the 8.4 us base, 56 us per 8-GPU all-reduce (H200 sweep ~60)
         mesh=False,
         source="NVIDIA/nccl-tests issue 212; stas00/ml-engineering all-reduce-8xH200 results",
     ),
@@ -89,7 +91,7 @@ SCALEUP_PROFILES: dict[str, ScaleupProfile] = {
     "nvlink5": ScaleupProfile(
         ring_efficiency=0.755,  # ring 673.8-682 GB/s busbw (ml-engineering, AWS p6-b200)
         reduction_efficiency=0.50,  # NVLS busbw 723-846 GB/s from 1 to 16 GiB on 8 GPUs
-        latency_s=4.3e-6,  # as NVLink4 (estimate; the B200 sweep is consistent with it)
+        latency_s=3.4e-6,  # NCCL's NVLink ring step (tuning.cc)
         mesh=False,
         source="stas00/ml-engineering network chapter (p6-b200 NVLS vs ring, size sweep)",
     ),
@@ -97,7 +99,7 @@ SCALEUP_PROFILES: dict[str, ScaleupProfile] = {
     "infinity-fabric": ScaleupProfile(
         ring_efficiency=0.70,  # 312.9 GB/s busbw on 8 GPUs at 4 GiB / 448 GB/s
         reduction_efficiency=0.0,
-        latency_s=4.3e-6,  # estimate: as NVLink
+        latency_s=3.4e-6,  # estimate: as NVLink (RCCL keeps NCCL's tuner)
         mesh=True,
         source="stas00/ml-engineering network chapter (MI300X 4 GiB all-reduce, 2 and 8 GPUs)",
     ),
@@ -106,7 +108,7 @@ SCALEUP_PROFILES: dict[str, ScaleupProfile] = {
 DEFAULT_SCALEUP = ScaleupProfile(
     ring_efficiency=0.75,  # estimate: the range of the measured kinds above
     reduction_efficiency=0.0,
-    latency_s=4.3e-6,
+    latency_s=3.4e-6,
     mesh=False,
     source="estimate for scale-up kinds without measurements",
 )
@@ -187,32 +189,64 @@ HBM_EFFICIENCY = 0.85
 # --- memory ---------------------------------------------------------------------------------
 
 ACT_BYTES = 2.0  # activations in 16-bit (FP8 training keeps 16-bit activations between layers)
-WEIGHT_BYTES = 2.0  # 16-bit weights
-# Megatron keeps FP32 main gradients: Korthikanti et al. 2022, Fig. 1, lists 45.56 GiB of
-# "parameters and optimizer state" for 22B on 8 GPUs = 18 bytes per parameter = 2 + 4 + 12.
-GRAD_BYTES = 4.0
-OPTIMIZER_BYTES = 12.0  # Adam: FP32 master weight, first and second moment (Rajbhandari et al. 2020)
+WEIGHT_BYTES = 2.0  # 16-bit weights (ZeRO-3 gather buffers)
+# Bytes per parameter of weights, gradients and optimizer state, and on the wire, are properties
+# of the software stack (designer/perf/software.py): Megatron keeps 18 per parameter (Korthikanti
+# et al. 2022, Fig. 1: 45.56 GiB for 22B on 8 GPUs), FSDP2 16 (FP32 sharded master).
 
 # --- communication volumes -----------------------------------------------------------------
 
-GRAD_REDUCE_BYTES = 2.0  # gradients reduced in 16-bit (Megatron-Core grad_reduce_in_fp32=False)
-PARAM_GATHER_BYTES = 2.0  # distributed optimizer / FSDP gather 16-bit weights
 # Adam step memory traffic per (sharded) parameter: read FP32 grad 4, read and write master,
 # m, v (24), write 16-bit weight 2. Estimate.
 ADAM_TRAFFIC_BYTES = 30.0
 # Checkpoint: 16-bit weights + FP32 master + Adam moments (Megatron distributed checkpoint).
 CHECKPOINT_BYTES_PER_PARAM = 14.0
 # Megatron-Core DistributedDataParallelConfig: bucket_size = max(40M, 1M x dp) parameters; the
-# last bucket's reduction cannot hide behind backward.
+# last bucket's reduction cannot hide behind backward. (The stacks' own bucket sizes are in
+# designer/perf/software.py; this is Megatron-Core's floor.)
 DDP_BUCKET_PARAMS = 40e6
+DDP_BUCKET_PARAMS_PER_RANK = 1e6
 
-# Overlapped communication still costs compute: collective kernels occupy SMs and memory
-# bandwidth. Calculon's A100 system models 15 % processor usage for NVLink collectives and 2 %
-# for InfiniBand ones (calculon-ai/calculon systems/a100_80g.json, "processor_usage").
-OVERLAP_COST_SCALEUP = 0.15
-OVERLAP_COST_SCALEOUT = 0.02
+# --- overlap (designer/perf/overlap.py) ----------------------------------------------------
 
-# HBM that training cannot use: CUDA context, NCCL and cuBLAS buffers (~2 GB), allocator
-# fragmentation (a few per cent). Estimate.
+# Compute slows while a collective runs beside it: 18.9 % on average (max 40 %) over A100, H100,
+# MI250 and MI210 running GPT and LLaMA training, measured against the same kernels run alone
+# ("Characterizing Compute-Communication Overlap in GPU-Accelerated Distributed Deep Learning",
+# arXiv 2507.03114). NVIDIA's forums show the mechanism on H100: a 132-block GEMM beside a
+# 24-block ncclAllGather spills into a second wave.
+OVERLAP_SLOWDOWN = 0.189
+# Share of tensor-parallel traffic that Megatron-Core userbuffers / PyTorch AsyncTP hide behind
+# the GEMMs: the decomposed collective's first chunk waits for nothing to overlap. FLUX reports up
+# to 96 % of the communication overlapped (Chang et al., arXiv 2406.06858); with tp chunks the
+# first of tp is exposed, 87.5 % at tp=8. Estimate between the two.
+TP_OVERLAP_EFFICIENCY = 0.90
+
+# --- NCCL latency model (NVIDIA/nccl src/graph/tuning.cc, Simple protocol) ------------------
+# A collective pays a base latency once, then one step latency per ring step: NVLink steps 3.4 us
+# (tree 4.0 us), network steps 14 us plus the fabric's own latency (host + switch hops), so a ring
+# all-reduce over 1,024 ranks on 128 nodes costs ~9.7 ms of latency alone, a tree over 128 nodes
+# ~0.26 ms. NVLS (NVLink SHARP): NCCL's tuner says 25 us, the H200 sweep shows a ring's fixed cost
+# (designer/perf/network.py uses the measurement); PAT (all-gather / reduce-scatter with one rank per
+# node, NCCL 2.23+) base + log2(nodes) x net / 3.5 + 2.8 us per rank. On one 8-GPU H200 node the
+# model's 56 us all-reduce fixed cost matches the ~60 us of stas00/ml-engineering's sweep.
+NCCL_BASE_LATENCY_S = 8.4e-6
+NCCL_NVLINK_STEP_S = 3.4e-6
+NCCL_NVLINK_TREE_STEP_S = 4.0e-6
+NCCL_NET_STEP_S = 14e-6
+NCCL_PAT_BASE_S = 8.0e-6
+NCCL_PAT_PER_RANK_S = 2.8e-6
+
+# --- memory headroom ------------------------------------------------------------------------
+
+# HBM that training cannot use (usable = HBM x (1 - fraction) - bytes):
+# * a fixed 2 GB for the CUDA context, cuBLAS workspaces and NCCL buffers: NCCL allocates ~0.5-0.7
+#   GB per communicator on A100 (NVIDIA/nccl #964: 544 MB for a 2-GPU group, 688 MB beyond) and
+#   up to 1.6 GB for an all-reduce communicator (#864); communicators split from one share them;
+# * 5 % for the caching allocator's fragmentation: GMLake (ASPLOS'24) recovers 9.2 GB of 80 on
+#   average (up to 25 GB) that PyTorch's allocator strands in LLM training, and torchtitan's
+#   measured peaks stay at or below 89 % of HBM (82.4-84.9 of 95 GiB). With expandable segments
+#   (NVIDIA's recommended fix) fragmentation falls to a few per cent.
+# The Llama 3 405B production layout (TP8 PP16 on H100 80GB, sequence 8192, no recomputation) must
+# fit under it, as it ran (tests/perf/test_published.py). Estimate within those bounds.
 MEMORY_RESERVE_FRACTION = 0.05
 MEMORY_RESERVE_BYTES = 2e9

@@ -11,7 +11,8 @@ __all__ = ["Breakdown", "StepEstimate"]
 from dataclasses import dataclass
 
 from designer.perf.memory import MemoryBreakdown
-from designer.perf.types import Plan
+from designer.perf.software import Software
+from designer.perf.types import Plan, Recompute
 from designer.spec import units
 
 
@@ -38,7 +39,9 @@ class StepEstimate:
 
     ``peak_flops`` is the dense peak FLOP/s of the training precision on the GPU the plan ran
     on (:func:`~designer.perf.compute.peak_rate`), so ``mfu == tflops_per_gpu * 1e12 /
-    peak_flops``: an MFU only reads against the GPU it was computed for.
+    peak_flops``: an MFU only reads against the GPU it was computed for. ``recompute`` is the
+    activation recomputation the plan runs (the search's choice under ``auto``), ``software``
+    the stack, ``memory_usable_bytes`` the HBM a plan may fill (after the reserve).
     """
 
     plan: Plan
@@ -54,6 +57,10 @@ class StepEstimate:
     memory: MemoryBreakdown
     breakdown: Breakdown
     peak_flops: float
+    recompute: Recompute = Recompute.NONE
+    software: Software = Software()
+    memory_usable_bytes: float = 0.0
+    stage_layers: tuple[int, ...] = ()  # transformer layers on the first, each middle and the last stage
 
     @property
     def time_to_train_days(self) -> float:
@@ -78,6 +85,9 @@ class StepEstimate:
             "virtual_stages": p.virtual_stages,
             "zero": p.zero,
             "sequence_parallel": p.sequence_parallel,
+            "stage_layers": list(self.stage_layers),
+            "recompute": self.recompute.value,
+            "software": self.software.describe(),
             "step_time_s": self.step_time_s,
             "utilization": self.utilization,
             "mfu": self.mfu,
@@ -85,6 +95,7 @@ class StepEstimate:
             "tokens_per_s": self.tokens_per_s,
             "time_to_train_days": self.time_to_train_days,
             "memory_gb_per_gpu": self.memory_bytes_per_gpu / 1e9,
+            "memory_usable_gb_per_gpu": self.memory_usable_bytes / 1e9,
             "breakdown": {
                 "compute_s": b.compute_s,
                 "tp_comm_s": b.tp_comm_s,

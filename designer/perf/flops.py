@@ -42,7 +42,11 @@ def gemm_flops_per_token(model: ModelArch, moe_layer: bool = False) -> float:
     and a router of ``2 h E``.
     """
     h = model.hidden
-    attn = 2 * h * (model.q_dim + 2 * model.kv_dim) + 2 * model.q_dim * h
+    if model.mla is not None:
+        # every projection of latent attention is a matmul: 2 FLOPs per weight (norms excluded)
+        attn = 2 * (model.attention_params() - model.mla.q_lora_rank - model.mla.kv_lora_rank)
+    else:
+        attn = 2 * h * (model.q_dim + 2 * model.kv_dim) + 2 * model.q_dim * h
     if moe_layer and model.moe is not None:
         moe = model.moe
         mlp = 2 * model.mlp_matrices * h * model.expert_size * (moe.top_k + moe.shared_experts)
@@ -53,14 +57,15 @@ def gemm_flops_per_token(model: ModelArch, moe_layer: bool = False) -> float:
 
 
 def attention_flops_per_token(model: ModelArch, context: int | None = None) -> float:
-    """Forward FLOPs per token of the attention core: ``Q K^T`` and ``P V``, ``4 s q``.
+    """Forward FLOPs per token of the attention core: ``Q K^T`` and ``P V``, ``2 s (q + v)``
+    (``4 s q`` when queries and values are as wide, as in multi-head and grouped-query attention).
 
     ``context`` is the number of keys each query attends to (default: the sequence length).
     Counted over the full square, as Megatron's formula and the MFU convention of Chowdhery
     et al. (2022) do, even though causal kernels skip half of it.
     """
     s = model.seq_len if context is None else context
-    return float(4 * s * model.q_dim)
+    return float(2 * s * (model.q_dim + model.v_dim))
 
 
 def logit_flops_per_token(model: ModelArch) -> float:

@@ -1,10 +1,10 @@
 """Memory one GPU needs: weights, gradients, optimizer state, activations, buffers.
 
-Model states (Rajbhandari et al. 2020, "ZeRO"): 16-bit weights (2 bytes/param), FP32 main
-gradients (4), Adam FP32 master weight and two moments (12); Megatron's 18 bytes/param is
-confirmed by Korthikanti et al. 2022, Fig. 1. ZeRO stage 1 (distributed optimizer) shards the
-optimizer state over the data-parallel group, stage 2 also the gradients, stage 3 also the
-weights.
+Model states (Rajbhandari et al. 2020, "ZeRO"): bytes per parameter of weights, gradients and
+optimizer state come from the software stack (:mod:`designer.perf.software`; Megatron's 18
+bytes/param is confirmed by Korthikanti et al. 2022, Fig. 1). ZeRO stage 1 (distributed
+optimizer) shards the optimizer state over the data-parallel group, stage 2 also the gradients,
+stage 3 also the weights (plus two layers of gathered 16-bit weights).
 
 Activations (Korthikanti et al. 2022, sec. 4): per layer and micro-batch, in bytes,
 ``s b h (34 + 5 a s / h)`` for a GPT without parallelism, of which ``s b h (10 + 24/t + 5 a s /
@@ -12,8 +12,12 @@ Activations (Korthikanti et al. 2022, sec. 4): per layer and micro-batch, in byt
 parallelism. Selective recomputation (or a fused attention kernel) drops the ``5 a s / h``
 score term; full recomputation keeps only each layer's input, ``2 s b h`` (``/t`` with sequence
 parallelism), plus one layer being recomputed. The terms are generalised here to
-grouped-query attention, any MLP width, gated MLPs and experts. With 1F1B the first stage holds
-``p`` micro-batches in flight, ``(1 + (p-1)/(p v))`` times more with ``v`` interleaved stages.
+grouped-query and latent attention, any MLP width, gated MLPs and experts.
+
+Per pipeline stage: the first stage holds the embedding table and the most micro-batches in
+flight, a middle stage fewer, the last stage one (plus the output table and the FP32 logits);
+the stages may hold different layer counts (:mod:`designer.perf.pipeline`). The plan needs the
+largest of them.
 """
 
 from __future__ import annotations
@@ -22,17 +26,17 @@ __all__ = ["StageParams", "MemoryBreakdown", "stage_params", "layer_activation_b
            "memory_per_gpu", "usable_hbm_bytes"]
 
 import functools
-import math
 from dataclasses import dataclass
 
 from designer.catalog.types import Gpu
 from designer.perf import constants as K
+from designer.perf.pipeline import inflight, stage_layout
 from designer.perf.types import Job, ModelArch, Plan, Precision, Recompute
 
 
 @dataclass(frozen=True, slots=True)
 class StageParams:
-    """Parameters one GPU of the heaviest pipeline stage holds (before ZeRO sharding)."""
+    """Parameters one GPU of a pipeline stage holds (before ZeRO sharding)."""
 
     dense: float  # replicated over the data-parallel group (x cp)
     expert: float  # replicated over the expert-data-parallel group
@@ -56,42 +60,63 @@ class MemoryBreakdown:
 
     @property
     def total(self) -> float:
-        """Bytes in all."""
+        """All bytes."""
         return self.weights + self.grads + self.optimizer + self.activations + self.buffers
 
 
-@functools.lru_cache(maxsize=1 << 16)  # plan searches ask for the same (model, plan) many times
+@functools.lru_cache(maxsize=256)
+def _sizes(model: ModelArch) -> tuple[float, float, float, float, float, float]:
+    """Per-layer parameter counts of a model (attention + norms, dense MLP, shared experts and
+    router, routed experts), the MoE layers' share and the scale to a published total."""
+    moe_frac = model.moe_layer_count / model.layers
+    per_layer = model.attention_params() + model.norm_params()
+    shared = routed = 0.0
+    if model.moe is not None:
+        routed = model.moe.experts * model.expert_params()
+        shared = model.moe.shared_experts * model.expert_params() + model.hidden * model.moe.experts
+    scale = 1.0
+    if model.params is not None:
+        scale = model.params / model.derived_params()[0]  # scale to the published total
+    return per_layer, model.dense_mlp_params(), shared, routed, moe_frac, scale
+
+
+def _params_on(model: ModelArch, tp: int, ep: int, layers: int, tables: int) -> StageParams:
+    per_layer, mlp, shared, routed, moe_frac, scale = _sizes(model)
+    dense = layers * (per_layer + (1.0 - moe_frac) * mlp + moe_frac * shared) + tables * model.vocab * model.hidden
+    expert = layers * moe_frac * routed
+    layer = per_layer + (routed / ep if model.moe is not None else mlp)
+    return StageParams(dense=scale * dense / tp, expert=scale * expert / (tp * ep), layer=scale * layer / tp)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _stages(model: ModelArch, tp: int, pp: int, ep: int, first: int | None,
+            last: int | None) -> tuple[tuple[int, int, StageParams], ...]:
+    """(rank, layers, parameters) of the stages that bound memory: first, second, last."""
+    if pp == 1:
+        tables = 1 if model.tied_embeddings else 2
+        return ((0, model.layers, _params_on(model, tp, ep, model.layers, tables)),)
+    layout = stage_layout(model.layers, pp, first, last)
+    if isinstance(layout, str):  # callers check the structure first; fall back to an even split
+        layout = stage_layout(model.layers, pp, None, None)
+    assert not isinstance(layout, str)
+    out = [(0, layout.first, _params_on(model, tp, ep, layout.first, 1))]
+    if pp > 2:
+        out.append((1, layout.middle, _params_on(model, tp, ep, layout.middle, 0)))
+    out.append((pp - 1, layout.last, _params_on(model, tp, ep, layout.last, 1)))
+    return tuple(out)
+
+
+def _stages_of(model: ModelArch, plan: Plan) -> tuple[tuple[int, int, StageParams], ...]:
+    return _stages(model, plan.tp, plan.pp, plan.ep, plan.first_stage_layers, plan.last_stage_layers)
+
+
 def stage_params(model: ModelArch, plan: Plan) -> StageParams:
-    """Parameters per GPU on the heaviest stage: ``ceil(l/p)`` layers plus an embedding table.
+    """Parameters per GPU on the stage that holds the most (layers plus its vocabulary table).
 
     Non-expert weights are split over tp; expert weights over tp x ep. The first and last
     stages each hold a vocabulary table (both on a single stage, once if tied).
     """
-    layers_stage = math.ceil(model.layers / plan.pp)
-    moe_frac = model.moe_layer_count / model.layers
-    per_layer = model.attention_params() + model.norm_params()
-    dense = layers_stage * (per_layer + (1.0 - moe_frac) * model.dense_mlp_params())
-    expert = 0.0
-    if model.moe is not None:
-        moe = model.moe
-        routed = moe.experts * model.expert_params()
-        shared = moe.shared_experts * model.expert_params() + model.hidden * moe.experts
-        dense += layers_stage * moe_frac * shared
-        expert = layers_stage * moe_frac * routed
-    tables = 1 if (plan.pp > 1 or model.tied_embeddings) else 2
-    dense += tables * model.vocab * model.hidden
-    scale = 1.0
-    if model.params is not None:
-        derived = model.derived_params()[0]  # scale to the published total
-        scale = model.params / derived
-    layer = per_layer + model.dense_mlp_params()
-    if model.moe is not None:
-        layer = per_layer + (model.moe.experts * model.expert_params()) / plan.ep
-    return StageParams(
-        dense=scale * dense / plan.tp,
-        expert=scale * expert / (plan.tp * plan.ep),
-        layer=scale * layer / plan.tp,
-    )
+    return max((p for _, _, p in _stages_of(model, plan)), key=lambda p: p.total)
 
 
 def layer_activation_bytes(job: Job, plan: Plan, moe_layer: bool = False) -> float:
@@ -103,7 +128,7 @@ def layer_activation_bytes(job: Job, plan: Plan, moe_layer: bool = False) -> flo
     t = plan.tp
     s = m.seq_len / plan.cp
     sb = s * plan.microbatch
-    h, q, kv = m.hidden, m.q_dim, m.kv_dim
+    h, q, kv, v = m.hidden, m.q_dim, m.kv_dim, m.v_dim
     if moe_layer and m.moe is not None:
         f = m.expert_size * (m.moe.top_k + m.moe.shared_experts)
     else:
@@ -116,7 +141,10 @@ def layer_activation_bytes(job: Job, plan: Plan, moe_layer: bool = False) -> flo
     # inputs, the two dropout masks (if any), the QKV and first-MLP inputs (10 s b h for a GPT).
     masks = 2 * h if job.dropout else 0
     replicated = sb * (4 * h + masks + g * h + g * h)
-    split = sb * (2 * q + 4 * kv + g * q) + sb * (2 * f_in + g * f)
+    split = sb * (2 * q + 4 * kv + g * v) + sb * (2 * f_in + g * f)
+    if m.mla is not None:
+        # the latent inputs of the up-projections
+        split += sb * g * (m.mla.q_lora_rank + m.mla.kv_lora_rank) * t
     if not job.fused_attention and job.recompute is Recompute.NONE:
         # softmax output (2 bytes), with dropout also its mask (1) and output (2)
         split += (5.0 if job.dropout else 2.0) * plan.microbatch * m.heads * s * m.seq_len
@@ -125,55 +153,48 @@ def layer_activation_bytes(job: Job, plan: Plan, moe_layer: bool = False) -> flo
     return replicated + split / t
 
 
-def _inflight(plan: Plan, microbatches: int) -> float:
-    if plan.pp == 1:
-        return 1.0
-    n = min(microbatches, plan.pp)
-    if plan.virtual_stages > 1:
-        return n * (1.0 + (plan.pp - 1) / (plan.pp * plan.virtual_stages))
-    return float(n)
-
-
 @functools.lru_cache(maxsize=1 << 16)
 def memory_per_gpu(job: Job, plan: Plan, microbatches: int) -> MemoryBreakdown:
-    """Bytes per GPU on the heaviest stage for ``microbatches`` micro-batches per step."""
+    """Bytes per GPU on the pipeline stage that needs the most, for ``microbatches`` per step."""
     m = job.model
-    params = stage_params(m, plan)
+    prof = job.software.profile
     shard_dense = plan.dp * plan.cp
     shard_expert = max(1, shard_dense // plan.ep)
     z = plan.zero
-
-    def sharded(bytes_per_param: float, on: bool) -> float:
-        if not on:
-            return params.total * bytes_per_param
-        return (params.dense / shard_dense + params.expert / shard_expert) * bytes_per_param
-
-    weights = sharded(K.WEIGHT_BYTES, z >= 3)
-    grads = sharded(K.GRAD_BYTES if job.fp32_grads else K.WEIGHT_BYTES, z >= 2)
-    optimizer = sharded(K.OPTIMIZER_BYTES, z >= 1)
-
-    layers_stage = math.ceil(m.layers / plan.pp)
     moe_frac = m.moe_layer_count / m.layers
     per_layer = (1.0 - moe_frac) * layer_activation_bytes(job, plan, False)
     if moe_frac:
         per_layer += moe_frac * layer_activation_bytes(job, plan, True)
-    if job.recompute is Recompute.FULL:
-        split = plan.tp if plan.sequence_parallel else 1
-        kept = K.ACT_BYTES * plan.microbatch * m.seq_len / plan.cp * m.hidden / split
-        first = layers_stage * kept * _inflight(plan, microbatches) + per_layer
-        last = layers_stage * kept + per_layer
-    else:
-        first = layers_stage * per_layer * _inflight(plan, microbatches)
-        last = layers_stage * per_layer
-    # FP32 logits for the loss on the last stage (Korthikanti et al., sec. 4.3).
-    logits = 4.0 * plan.microbatch * m.seq_len / plan.cp * m.vocab / plan.tp
-    activations = first if plan.pp > 1 else first + logits
-    if plan.pp > 1:
-        activations = max(first, last + logits)
-    buffers = 2.0 * params.layer * K.WEIGHT_BYTES if z >= 3 else 0.0
-    return MemoryBreakdown(weights, grads, optimizer, activations, buffers)
+    split = plan.tp if plan.sequence_parallel else 1
+    kept = K.ACT_BYTES * plan.microbatch * m.seq_len / plan.cp * m.hidden / split
+    logits = 4.0 * plan.microbatch * m.seq_len / plan.cp * m.vocab / plan.tp  # FP32, Korthikanti sec. 4.3
+    best: MemoryBreakdown | None = None
+    for rank, layers, params in _stages_of(m, plan):
+
+        def sharded(bytes_per_param: float, on: bool) -> float:
+            if not on:
+                return params.total * bytes_per_param
+            return (params.dense / shard_dense + params.expert / shard_expert) * bytes_per_param
+
+        weights = sharded(prof.weight_bytes, z >= 3)
+        grads = sharded(prof.grad_bytes, z >= 2)
+        optimizer = sharded(prof.optimizer_bytes, z >= 1)
+        held = inflight(plan.pp, plan.virtual_stages, microbatches, rank)
+        if job.recompute is Recompute.FULL:
+            activations = layers * kept * held + per_layer
+        else:
+            activations = layers * per_layer * held
+        if rank == plan.pp - 1:
+            activations += logits
+        buffers = 2.0 * params.layer * K.WEIGHT_BYTES if z >= 3 else 0.0
+        mem = MemoryBreakdown(weights, grads, optimizer, activations, buffers)
+        if best is None or mem.total > best.total:
+            best = mem
+    assert best is not None
+    return best
 
 
 def usable_hbm_bytes(gpu: Gpu) -> float:
-    """HBM available to training: capacity less a fractional and a fixed reserve."""
+    """HBM available to training: capacity less the fragmentation and fixed reserves
+    (:data:`~designer.perf.constants.MEMORY_RESERVE_FRACTION`, ``MEMORY_RESERVE_BYTES``)."""
     return gpu.hbm_bytes * (1.0 - K.MEMORY_RESERVE_FRACTION) - K.MEMORY_RESERVE_BYTES

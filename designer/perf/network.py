@@ -17,11 +17,20 @@ All-reduce candidates on more than one node:
 * with in-network reduction (SHARP): the same, with the inter-node step done by the
   switches, pipelined with the intra-node steps (NCCL CollNet/NVLS-Tree), so each NIC sends and
   receives ``n / per_node`` once.
+
+Latency follows NCCL's own tuning model (``src/graph/tuning.cc``, Simple protocol;
+:mod:`designer.perf.constants`): a base latency per collective, plus a step latency per ring
+step, NVLink steps inside the node and network steps (NCCL's 14 us plus the fabric's host and
+switch latency) between nodes. A ring over ``p`` ranks on ``k`` nodes pays ``2 (p - k)`` NVLink
+and ``2 (k - 1)`` network steps for an all-reduce, so its latency grows linearly with the group:
+~10 ms on 1,024 ranks. A tree pays ``2 ((g - 1) + log2 k)`` steps, and with one rank per node
+all-gather and reduce-scatter may run NCCL's PAT algorithm (``log2 k`` network steps plus 2.8 us
+per rank). Each collective takes the fastest candidate, bandwidth and latency together.
 """
 
 from __future__ import annotations
 
-__all__ = ["Links", "Group", "links_for", "group_layout", "all_reduce_s", "reduce_scatter_s",
+__all__ = ["Links", "Group", "links_for", "group_layout", "ring_latency_s", "all_reduce_s", "reduce_scatter_s",
            "all_gather_s", "all_to_all_s", "p2p_group_s"]
 
 import functools
@@ -29,6 +38,7 @@ import math
 from dataclasses import dataclass
 
 from designer.perf import collectives as coll
+from designer.perf import constants as K
 from designer.perf.cluster import Cluster
 from designer.perf.constants import scaleup_profile
 
@@ -40,15 +50,26 @@ class Links:
     gpus_per_node: int
     su_ring_Bps: float  # per-GPU achieved ring bandwidth inside a full node
     su_reduce_Bps: float  # in-switch all-reduce algorithm bandwidth (0: none)
-    su_alpha_s: float
+    su_alpha_s: float  # one NVLink step of a collective (NCCL ring step)
     su_mesh: bool
     net_Bps: float  # per-GPU achieved scale-out bandwidth
-    net_alpha_s: float  # rail-aligned (same-rank GPUs of two nodes)
-    net_any_alpha_s: float  # any-to-any
+    net_alpha_s: float  # one-way latency, rail-aligned (same-rank GPUs of two nodes)
+    net_any_alpha_s: float  # one-way latency, any-to-any
     oversubscription: float
     bisection_Bps_per_gpu: float
     in_network_reduction: bool
     rail_only: bool
+    base_s: float = K.NCCL_BASE_LATENCY_S  # paid once per collective
+
+    @property
+    def net_step_s(self) -> float:
+        """One network step of a ring or tree: NCCL's protocol step plus the fabric's latency."""
+        return K.NCCL_NET_STEP_S + self.net_alpha_s
+
+    @property
+    def net_any_step_s(self) -> float:
+        """A network step between GPUs of different rails."""
+        return K.NCCL_NET_STEP_S + self.net_any_alpha_s
 
     def su_Bps(self, per_node: int) -> float:
         """Ring bandwidth of ``per_node`` GPUs of one node (a mesh only uses their direct links)."""
@@ -118,11 +139,21 @@ def group_layout(size: int, stride: int, gpus_per_node: int) -> Group:
     return Group(size, per_node, math.ceil(size / per_node))
 
 
+def ring_latency_s(p: int, k: int, links: Links, passes: int) -> float:
+    """NCCL ring latency: base + NVLink steps + network steps, ``passes`` times around the ring
+    (2 for all-reduce, 1 for reduce-scatter and all-gather)."""
+    inter = passes * (k - 1)
+    intra = passes * (p - 1) - inter
+    return links.base_s + intra * links.su_alpha_s + inter * links.net_step_s
+
+
 def _intra_all_reduce_s(n: float, per_node: int, links: Links) -> float:
-    ring = coll.ring_all_reduce_s(n, per_node, links.su_Bps(per_node), links.su_alpha_s)
+    ring = (coll.ring_all_reduce_s(n, per_node, links.su_Bps(per_node), 0.0)
+            + ring_latency_s(per_node, 1, links, 2))
     if links.su_reduce_Bps > 0.0 and per_node > 2:
-        # NVLS latency is paid per all-reduce; the measured fixed cost matches 2(p-1) steps.
-        nvls = coll.in_switch_all_reduce_s(n, links.su_reduce_Bps, links.su_alpha_s, 2 * (per_node - 1))
+        # NVLS latency as measured: the fixed cost of the H200 sweep matches a ring's 2(p-1)
+        # steps (stas00/ml-engineering), above NCCL's tuner constant of 25 us
+        nvls = n / links.su_reduce_Bps + ring_latency_s(per_node, 1, links, 2)
         return min(ring, nvls)
     return ring
 
@@ -141,16 +172,18 @@ def all_reduce_s(n: float, group: Group, links: Links, *, cross_leaf: bool = Fal
     net = links.net_Bps / (links.oversubscription if cross_leaf else 1.0)
     node_Bps = g * net
     su = links.su_Bps(g)
-    a_net = links.net_alpha_s
-    # 1. flat ring, one channel per NIC; bounded by NVLink and by the node's NICs.
     p = group.size
-    ring = 2.0 * (p - 1) / p * n / min(su, node_Bps) + 2.0 * (p - 1) * max(a_net, links.su_alpha_s)
+    intra_lat = 2 * (g - 1) * links.su_alpha_s
+    # 1. flat ring, one channel per NIC; bounded by NVLink and by the node's NICs.
+    ring = 2.0 * (p - 1) / p * n / min(su, node_Bps) + ring_latency_s(p, k, links, 2)
     # 2. hierarchical: intra reduce-scatter, inter all-reduce of a shard (ring or tree),
-    #    intra all-gather.
-    intra = 2.0 * coll.ring_reduce_scatter_s(n, g, su, links.su_alpha_s)
+    #    intra all-gather. NCCL's tree: base + 2 ((g - 1) NVLink + log2 k network) steps.
+    intra = 2.0 * coll.ring_reduce_scatter_s(n, g, su, 0.0)
     shard = n / g
-    hier_ring = coll.hierarchical_all_reduce_s(n, g, k, su, links.su_alpha_s, net, a_net)
-    hier_tree = intra + coll.tree_all_reduce_s(shard, k, net, a_net)
+    hier_ring = intra + coll.ring_all_reduce_s(shard, k, net, 0.0) + ring_latency_s(p, k, links, 2)
+    tree_lat = links.base_s + 2.0 * ((g - 1) * K.NCCL_NVLINK_TREE_STEP_S
+                                     + math.ceil(math.log2(k)) * links.net_step_s)
+    hier_tree = intra + coll.tree_all_reduce_s(shard, k, net, 0.0) + tree_lat
     best = min(ring, hier_ring, hier_tree)
     # 3. in-network reduction, pipelined with the intra-node steps.
     if links.in_network_reduction:
@@ -159,7 +192,7 @@ def all_reduce_s(n: float, group: Group, links: Links, *, cross_leaf: bool = Fal
         else:
             intra_piped = intra
         sharp_bw = max(intra_piped, shard / net)
-        sharp = sharp_bw + 2.0 * (g - 1) * links.su_alpha_s + 2.0 * links.net_any_alpha_s
+        sharp = sharp_bw + links.base_s + intra_lat + 2.0 * links.net_any_step_s
         best = min(best, sharp)
     return best
 
@@ -169,19 +202,25 @@ def _rs_or_ag_s(n: float, group: Group, links: Links, cross_leaf: bool) -> float
         return 0.0
     g, k = group.per_node, group.nodes
     su = links.su_Bps(g)
-    if k == 1:
-        return coll.ring_reduce_scatter_s(n, g, su, links.su_alpha_s)
-    net = links.net_Bps / (links.oversubscription if cross_leaf else 1.0)
     p = group.size
-    a_net = links.net_alpha_s
-    ring = (p - 1) / p * n / min(su, g * net) + (p - 1) * max(a_net, links.su_alpha_s)
-    hier = (coll.ring_reduce_scatter_s(n, g, su, links.su_alpha_s)
-            + coll.ring_reduce_scatter_s(n / g, k, net, a_net))
-    return min(ring, hier)
+    if k == 1:
+        return coll.ring_reduce_scatter_s(n, g, su, 0.0) + ring_latency_s(p, 1, links, 1)
+    net = links.net_Bps / (links.oversubscription if cross_leaf else 1.0)
+    lat = ring_latency_s(p, k, links, 1)
+    ring = (p - 1) / p * n / min(su, g * net) + lat
+    hier = (coll.ring_reduce_scatter_s(n, g, su, 0.0)
+            + coll.ring_reduce_scatter_s(n / g, k, net, 0.0) + lat)
+    best = min(ring, hier)
+    if g == 1:
+        # PAT (NCCL 2.23+): logarithmic network steps, a small linear term per rank.
+        pat_lat = (K.NCCL_PAT_BASE_S + math.ceil(math.log2(k)) * links.net_step_s / 3.5
+                   + K.NCCL_PAT_PER_RANK_S * p)
+        best = min(best, (p - 1) / p * n / net + pat_lat)
+    return best
 
 
 def reduce_scatter_s(n: float, group: Group, links: Links, *, cross_leaf: bool = False) -> float:
-    """Fastest reduce-scatter of an ``n``-byte vector over ``group`` (flat ring or hierarchical)."""
+    """Fastest reduce-scatter of an ``n``-byte vector over ``group`` (ring, hierarchical, PAT)."""
     return _rs_or_ag_s(n, group, links, cross_leaf)
 
 
@@ -202,7 +241,8 @@ def all_to_all_s(n: float, group: Group, links: Links) -> float:
       ``off / (4 * bisection_per_gpu)`` when every GPU exchanges at once.
 
     A rail-only fabric first forwards cross-rail bytes over NVLink (Wang et al. 2023), which
-    adds an NVLink stage. Latency: ``size - 1`` pairwise steps (Thakur et al. 2005).
+    adds an NVLink stage. Latency: the base latency and ``size - 1`` pairwise one-way latencies
+    (Thakur et al. 2005).
     """
     if group.size <= 1 or n <= 0.0:
         return 0.0
@@ -210,14 +250,14 @@ def all_to_all_s(n: float, group: Group, links: Links) -> float:
     su = links.su_Bps(g)
     intra = n * (g - 1) / p / su
     if group.nodes == 1:
-        return intra + (p - 1) * links.su_alpha_s
+        return intra + links.base_s + (p - 1) * links.su_alpha_s
     off = n * (p - g) / p
     inject = off * links.oversubscription / links.net_Bps
     bisect = off / (4.0 * links.bisection_Bps_per_gpu)
     t = max(intra, inject, bisect)
     if links.rail_only:
         t += off * (links.gpus_per_node - 1) / links.gpus_per_node / links.su_ring_Bps
-    return t + (g - 1) * links.su_alpha_s + (p - g) * links.net_any_alpha_s
+    return t + links.base_s + (g - 1) * links.su_alpha_s + (p - g) * links.net_any_alpha_s
 
 
 def p2p_group_s(n: float, crosses_node: bool, links: Links) -> float:
@@ -225,5 +265,5 @@ def p2p_group_s(n: float, crosses_node: bool, links: Links) -> float:
     if n <= 0.0:
         return 0.0
     if crosses_node:
-        return coll.p2p_s(n, links.net_Bps, links.net_alpha_s)
-    return coll.p2p_s(n, links.su_ring_Bps, links.su_alpha_s)
+        return coll.p2p_s(n, links.net_Bps, links.base_s + links.net_alpha_s)
+    return coll.p2p_s(n, links.su_ring_Bps, links.base_s + links.su_alpha_s)

@@ -1,14 +1,16 @@
 """Pick the fastest parallelism plan that fits in memory, by enumeration with pruning.
 
-Candidates: tp a power of two up to the node size, cp only for long sequences (at least 4,096
-tokens per rank), pp any divisor of the remaining GPUs up to the layer count, ep a common
-divisor of dp and the expert count, micro-batches of 1-8 sequences, interleaving that divides
-the layers evenly. ZeRO stages are tried in order 1, 2, 3. Stages 1 and 2 run equally fast
-in this model (stage 2 only saves memory), so the first of them that fits is timed; stage 3 is
-timed as well when it fits and kept if faster: it gathers weights every micro-batch, but
-reduces gradients layer by layer, which hides better behind the backward pass than the
-bucketed reduction of stages 1-2 when there are few micro-batches or the model fills few
-buckets.
+Candidates use only what the job's software stack has (:mod:`designer.perf.software`): tp a
+power of two up to the node size, sequence parallelism with tp where the stack has it (and the
+``sequence_parallel`` knob allows it), cp only on stacks with context parallelism and long
+sequences (at least 4,096 tokens per rank), pp any divisor of the remaining GPUs that the
+stack can split the layers over (evenly, or with other first and last stages,
+:func:`designer.perf.pipeline.stage_layout`), ep a common divisor of dp and the expert count,
+micro-batches of 1-8 sequences, interleaving at every depth that divides a stage's layers on
+stacks that interleave, and the stack's ZeRO stages (with pipeline parallelism only those its
+pipeline engine runs). With ``recompute: auto`` every recomputation the stack has is tried
+too. Stages 1 and 2 run equally fast in this model (stage 2 only saves memory), so the first of
+them that fits is timed; stage 0 and stage 3 are timed as well when they fit and kept if faster.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import functools
 import math
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from designer.catalog.types import Gpu
 from designer.errors import PerfError
@@ -28,12 +30,13 @@ from designer.perf.cluster import Cluster
 from designer.perf.compute import layer_times, logit_times
 from designer.perf.estimate import StepEstimate
 from designer.perf.memory import memory_per_gpu, usable_hbm_bytes
-from designer.perf.step import Timing, _structure_reason, estimate_from, stage_compute, step_timing, structure_reason_on
+from designer.perf.pipeline import interleave_depths, stage_layout
+from designer.perf.step import Timing, estimate_from, stage_compute, step_timing, structure_reason_on
+from designer.perf.structure import structure_reason
 from designer.perf.types import Job, Plan, PlanConstraints
 
 _MIN_TOKENS_PER_CP_RANK = 4096  # context parallelism only pays off on long sequences
 _MAX_MICROBATCH = 8
-_VIRTUAL_STAGES = (1, 2, 3, 4, 6, 8)
 
 
 def _divisors(n: int) -> list[int]:
@@ -54,6 +57,18 @@ def _timing_class(zero: int) -> int:
     return 1 if zero in (1, 2) else zero
 
 
+def _zero_stages(job: Job, pp: int, fixed: int | None) -> tuple[int, ...]:
+    """ZeRO stages to try, lowest first: the stack's (ZeRO-0 only where the stack has no
+    distributed optimizer: it moves the same bytes as stage 1 with more memory)."""
+    if fixed is not None:
+        return (fixed,)
+    prof = job.software.profile
+    stages = [z for z in prof.zero_stages if pp == 1 or z <= prof.zero_with_pipeline]
+    if 1 in stages and 0 in stages:
+        stages.remove(0)
+    return tuple(stages) or (prof.zero_stages[0],)
+
+
 def _zero3_floor_s(shallow: Timing) -> float:
     """A lower bound on the step time of the ZeRO-3 twin of a ZeRO 0-2 plan.
 
@@ -66,24 +81,37 @@ def _zero3_floor_s(shallow: Timing) -> float:
 
 
 def candidate_plans(job: Job, cluster: Cluster, gpus: int,
-                    fixed: PlanConstraints | None = None) -> Iterator[tuple[Plan, ...]]:
-    """Yield groups of plans that differ only in ZeRO stage (in the order to try them).
+                    fixed: PlanConstraints | None = None) -> Iterator[tuple[Job, tuple[Plan, ...]]]:
+    """Yield (job, plans) groups whose plans differ only in ZeRO stage (in the order to try
+    them); the job carries the recomputation of the group (one per setting under ``auto``).
 
     Structural validity is not checked here; :func:`search_plans` does it.
     """
-    return _plan_groups(job, cluster.network.gpus_per_node, gpus, fixed)
+    variants = _job_variants(job)
+    for group in _plan_groups(variants[0], cluster.network.gpus_per_node, gpus, fixed):
+        for variant in variants:
+            yield variant, group
+
+
+def _job_variants(job: Job) -> tuple[Job, ...]:
+    choices = job.recompute_choices()
+    if choices == (job.recompute,):
+        return (job,)
+    return tuple(replace(job, recompute=r) for r in choices)
 
 
 def _plan_groups(job: Job, gpn: int, gpus: int, fixed: PlanConstraints | None) -> Iterator[tuple[Plan, ...]]:
     f = fixed or PlanConstraints()
     m = job.model
+    prof = job.software.profile
     tps = [f.tp] if f.tp else [t for t in _pow2_upto(gpn) if gpus % t == 0]
     if f.cp:
         cps = [f.cp]
-    else:
+    elif prof.context_parallel:
         cps = [c for c in _pow2_upto(32) if m.seq_len % c == 0
                and (c == 1 or m.seq_len // c >= _MIN_TOKENS_PER_CP_RANK)]
-    zeros = (f.zero,) if f.zero is not None else (1, 2, 3)
+    else:
+        cps = [1]
     for tp in tps:
         for cp in cps:
             if gpus % (tp * cp):
@@ -98,9 +126,16 @@ def _plan_groups(job: Job, gpn: int, gpus: int, fixed: PlanConstraints | None) -
                     continue
                 if job.global_batch % dp:
                     continue
+                layout = stage_layout(m.layers, pp, f.first_stage_layers, f.last_stage_layers,
+                                      prof.uneven_pipeline)
+                if isinstance(layout, str):
+                    if f.pp:  # pinned: let the structure check say why
+                        layout = None
+                    else:
+                        continue
                 if f.ep:
                     eps = [f.ep]
-                elif m.moe is not None:
+                elif m.moe is not None and prof.expert_parallel:
                     eps = [e for e in _divisors(math.gcd(dp, m.moe.experts))]
                 else:
                     eps = [1]
@@ -108,17 +143,22 @@ def _plan_groups(job: Job, gpn: int, gpus: int, fixed: PlanConstraints | None) -
                 mbs = ([f.microbatch] if f.microbatch else
                        [b for b in _pow2_upto(_MAX_MICROBATCH) if per_replica % b == 0])
                 if f.virtual_stages:
-                    vs = [f.virtual_stages]
-                elif pp == 1:
+                    vs: Iterable[int] = [f.virtual_stages]
+                elif pp == 1 or layout is None or not prof.interleaving:
                     vs = [1]
                 else:
-                    vs = [v for v in _VIRTUAL_STAGES if v == 1 or m.layers % (pp * v) == 0]
-                sps = [f.sequence_parallel] if f.sequence_parallel is not None else [tp > 1]
+                    vs = interleave_depths(layout)
+                if f.sequence_parallel is not None:
+                    sps: Iterable[bool] = [f.sequence_parallel]
+                else:
+                    sps = job.software.sp_choices(tp)
+                zeros = _zero_stages(job, pp, f.zero)
+                first, last = f.first_stage_layers, f.last_stage_layers
                 for ep in eps:
                     for mb in mbs:
                         for v in vs:
                             for sp in sps:
-                                yield tuple(Plan(tp, pp, dp, ep, cp, mb, v, z, sp) for z in zeros)
+                                yield tuple(Plan(tp, pp, dp, ep, cp, mb, v, z, sp, first, last) for z in zeros)
 
 
 def _compute_bound_s(job: Job, plan: Plan, dense, moe, logits_s: float) -> float:
@@ -130,7 +170,7 @@ def _compute_bound_s(job: Job, plan: Plan, dense, moe, logits_s: float) -> float
     compute_mb``, with ``compute_mb`` from the same :func:`~designer.perf.step.stage_compute`.
     """
     micro = job.global_batch // (plan.dp * plan.microbatch)
-    _, compute_mb = stage_compute(job.model, plan, dense, moe, logits_s)
+    _, compute_mb, _ = stage_compute(job.model, plan, dense, moe, logits_s)
     bubble = (plan.pp - 1) / plan.virtual_stages if plan.pp > 1 else 0.0
     # Rounding: the step model sums the same terms in another order.
     return (micro + bubble) * compute_mb * (1.0 - 1e-9)
@@ -140,19 +180,21 @@ class _Group:
     """A structurally valid plan group, ready to time: its bound, and (found on first use, as
     most groups are pruned before they are needed) the plans of it that fit in memory."""
 
-    __slots__ = ("bound_s", "index", "group", "dense", "moe", "_fit")
+    __slots__ = ("bound_s", "index", "job", "group", "dense", "moe", "_fit")
 
-    def __init__(self, bound_s: float, index: int, group: tuple[Plan, ...], dense, moe):
+    def __init__(self, bound_s: float, index: int, job: Job, group: tuple[Plan, ...], dense, moe):
         self.bound_s = bound_s
         self.index = index  # position in the enumeration: breaks ties
+        self.job = job  # the job with this group's recomputation
         self.group = group
         self.dense = dense
         self.moe = moe
         self._fit: tuple[tuple[Plan, ...], str | None] | None = None
 
-    def fit(self, job: Job, usable: float) -> tuple[tuple[Plan, ...], str | None]:
+    def fit(self, usable: float) -> tuple[tuple[Plan, ...], str | None]:
         """The plans to time, in order (they fit in memory; one per timing class), and why
         none fits when there are none."""
+        job = self.job
         if self._fit is None:
             micro = job.global_batch // (self.group[0].dp * self.group[0].microbatch)
             timed: list[Plan] = []
@@ -176,9 +218,9 @@ class _Ranking:
     by_shape: dict  # plan shape (all but the ZeRO stage) -> its group
 
 
-def _shape(plan: Plan) -> tuple:
+def _shape(plan: Plan, recompute) -> tuple:
     return (plan.tp, plan.pp, plan.dp, plan.ep, plan.cp, plan.microbatch, plan.virtual_stages,
-            plan.sequence_parallel)
+            plan.sequence_parallel, plan.first_stage_layers, plan.last_stage_layers, recompute)
 
 
 @functools.lru_cache(maxsize=2048)
@@ -193,25 +235,33 @@ def _ranked_groups(job: Job, gpu: Gpu, gpus_per_node: int, gpus: int, fixed: Pla
     # Layer times depend on tp, cp, the micro-batch, sequence parallelism and (through the
     # expert weights each GPU streams) ep; the key must hold all of them, or plans that differ
     # only in ep are timed with the first one's layers.
-    cache: dict[tuple[int, int, int, bool, int], tuple] = {}
+    cache: dict[tuple, tuple] = {}
     moe_model = job.model.moe is not None
     out = []
-    for index, group in enumerate(_plan_groups(job, gpus_per_node, gpus, fixed)):
+    variants = _job_variants(job)
+    index = -1
+    # Structure does not depend on the recomputation: check each shape once, then give every
+    # recomputation setting its own group (and bound).
+    for group in _plan_groups(variants[0], gpus_per_node, gpus, fixed):
         head = group[0]
-        reason = structure_reason_on(job, head, gpu)
+        reason = structure_reason(variants[0], head, gpu, trusted=fixed is None)
         if reason is not None:
-            reasons.append((index, reason))
+            for _ in variants:
+                index += 1
+                reasons.append((index, reason))
             continue
-        key = (head.tp, head.cp, head.microbatch, head.sequence_parallel, head.ep)
-        if key not in cache:
-            dense = layer_times(job, head, gpu, False)
-            moe = layer_times(job, head, gpu, True) if moe_model else None
-            lf, lb = logit_times(job, head, gpu)
-            cache[key] = (dense, moe, lf + lb)
-        dense, moe, logits = cache[key]
-        out.append(_Group(_compute_bound_s(job, head, dense, moe, logits), index, group, dense, moe))
+        for variant in variants:
+            index += 1
+            key = (variant.recompute, head.tp, head.cp, head.microbatch, head.sequence_parallel, head.ep)
+            if key not in cache:
+                dense = layer_times(variant, head, gpu, False)
+                moe = layer_times(variant, head, gpu, True) if moe_model else None
+                lf, lb = logit_times(variant, head, gpu)
+                cache[key] = (dense, moe, lf + lb)
+            dense, moe, logits = cache[key]
+            out.append(_Group(_compute_bound_s(variant, head, dense, moe, logits), index, variant, group, dense, moe))
     out.sort(key=lambda g: (g.bound_s, g.index))
-    return _Ranking(tuple(out), tuple(reasons), {_shape(g.group[0]): g for g in out})
+    return _Ranking(tuple(out), tuple(reasons), {_shape(g.group[0], g.job.recompute): g for g in out})
 
 
 def search_plans(job: Job, cluster: Cluster, gpus: int,
@@ -247,13 +297,16 @@ def search_plans(job: Job, cluster: Cluster, gpus: int,
     usable = usable_hbm_bytes(cluster.gpu)
     best: StepEstimate | None = None
     best_index = -1
-    first = ranking.by_shape.get(_shape(hint)) if hint is not None else None
+    first = None
+    if hint is not None:  # under recompute auto, the hint's shape with the first setting that has it
+        first = next((g for g in (ranking.by_shape.get(_shape(hint, r)) for r in job.recompute_choices())
+                      if g is not None), None)
     for g in ((first,) if first else ()) + ranking.groups:
         if best is not None and g.bound_s >= best.step_time_s:
             break  # every later group is bounded no lower: none can be strictly faster
         if g is first and best is not None:
             continue  # timed first already (or it has no plan that fits)
-        plans, _ = g.fit(job, usable)
+        plans, _ = g.fit(usable)
         if not plans:
             continue
         shallow: Timing | None = None  # the group's ZeRO 0-2 timing
@@ -261,16 +314,16 @@ def search_plans(job: Job, cluster: Cluster, gpus: int,
             if plan.zero == 3 and shallow is not None and best is not None \
                     and _zero3_floor_s(shallow) >= best.step_time_s:
                 continue
-            t = step_timing(job, plan, cluster, links, g.dense, g.moe)
+            t = step_timing(g.job, plan, cluster, links, g.dense, g.moe)
             if plan.zero < 3:
                 shallow = t
             if best is None or t.step_s < best.step_time_s \
                     or (t.step_s == best.step_time_s and g.index < best_index):
                 # Only a new incumbent is assembled (throughput, memory, breakdown).
-                best, best_index = estimate_from(job, plan, cluster, t), g.index
+                best, best_index = estimate_from(g.job, plan, cluster, t), g.index
     if best is None:
         # Nothing was pruned (there was no incumbent), so every group's fit is known.
-        memory = ((g.index, g.fit(job, usable)[1]) for g in ranking.groups)
+        memory = ((g.index, g.fit(usable)[1]) for g in ranking.groups)
         reasons = sorted([*ranking.structure, *((i, r) for i, r in memory if r)])
         counts = Counter(r for _, r in reasons)
         common = "; ".join(f"{r} ({n} plans)" for r, n in counts.most_common(3))
@@ -292,11 +345,11 @@ def feasible_gpu_counts(job: Job, cluster: Cluster, counts: Iterable[int],
         if n < 1:
             continue
         ok = False
-        for group in candidate_plans(job, cluster, n, fixed):
-            if _structure_reason(job, group[0], cluster) is not None:
+        for variant, group in candidate_plans(job, cluster, n, fixed):
+            if structure_reason_on(variant, group[0], cluster.gpu) is not None:
                 continue
-            micro = job.global_batch // (group[0].dp * group[0].microbatch)
-            if any(memory_per_gpu(job, p, micro).total <= usable for p in group):
+            micro = variant.global_batch // (group[0].dp * group[0].microbatch)
+            if any(memory_per_gpu(variant, p, micro).total <= usable for p in group):
                 ok = True
                 break
         if ok:

@@ -2,18 +2,25 @@
 
 Model:
 
-* Per micro-batch, the slowest pipeline stage (``ceil(l/p)`` layers plus the logits) computes
-  ``C = layers x (fwd + bwd + recompute) + logits`` (:mod:`designer.perf.compute`).
+* Per micro-batch, the slowest pipeline stage (its layers, plus the logits on the last stage;
+  :mod:`designer.perf.pipeline`) computes ``C = layers x (fwd + bwd + recompute) [+ logits]``
+  (:mod:`designer.perf.compute`).
 * Per micro-batch it also waits for the communication that is not hidden:
   tensor-parallel collectives (4 all-reduce equivalents per layer, 6 with full recompute;
   Narayanan et al. SC21 sec. 3.3 and Korthikanti et al. 2022 sec. 4.2.2), context-parallel
-  key/value exchanges, expert all-to-all (dispatch and combine, forward and backward) and
-  pipeline sends (one activation forward and one gradient backward per virtual stage).
+  key/value exchanges, expert all-to-all (dispatch and combine, forward and backward),
+  pipeline sends (one activation forward and one gradient backward per virtual stage) and, with
+  ZeRO-3, the per-layer parameter gathers and gradient reduce-scatters.
+* What is hidden and what overlap costs is :func:`designer.perf.overlap.exposed_s`: a share of
+  each collective that cannot overlap, and the compute slowdown while the rest runs beside the
+  compute. Which traffic overlaps, and how well, is the software stack's
+  (:mod:`designer.perf.software`).
 * 1F1B pipeline: ``(m + (p-1)/v) x T_mb`` for m micro-batches, p stages, v interleaved chunks
   (bubble fraction ``(p-1)/(v m)``, Narayanan et al. SC21 sec. 2.2).
-* Data parallelism: gradient reduction and parameter gathering once per step (ZeRO 0-2), or
-  per micro-batch (ZeRO-3/FSDP). With overlap, the reduction hides behind the backward of the
-  last micro-batch except the last bucket, the gather behind the first forward.
+* Data parallelism with ZeRO 0-2: gradients reduced once per step in the stack's buckets (or per
+  layer), parameters gathered once (distributed optimizer); overlapped with the backward of the
+  last micro-batch and the forward of the first, except the last bucket, when the stack
+  overlaps at that stage.
 * Adam step (memory-bound) and the amortised checkpoint stall are added at the end.
 
 ``step = compute + bubble + exposed communication + optimizer + checkpoint`` exactly, and
@@ -43,59 +50,24 @@ from designer.perf.compute import LayerTimes, layer_times, logit_times, optimize
 from designer.perf.estimate import Breakdown, StepEstimate
 from designer.perf.flops import model_flops_per_token
 from designer.perf.memory import memory_per_gpu, stage_params, usable_hbm_bytes
+from designer.perf.overlap import exposed_s
+from designer.perf.pipeline import StageLayout, stage_layout
+from designer.perf.software import Gather
+from designer.perf.structure import structure_reason
 from designer.perf.types import Job, ModelArch, Plan, Precision, Recompute
 
-
-def _structure_reason(job: Job, plan: Plan, cluster: Cluster) -> str | None:
-    """Why a plan cannot run at all (ignoring memory), or None."""
-    return structure_reason_on(job, plan, cluster.gpu)
+_S = K.OVERLAP_SLOWDOWN
 
 
 def structure_reason_on(job: Job, plan: Plan, gpu: Gpu) -> str | None:
-    """Why a plan cannot run at all on ``gpu`` (ignoring memory), or None: divisibility of heads,
-    widths, layers, batch and experts, and FP8 support. The network plays no part."""
-    m = job.model
-    for name in ("tp", "pp", "dp", "ep", "cp", "microbatch", "virtual_stages"):
-        value = getattr(plan, name)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            return f"plan.{name} must be a positive integer, not {value!r}"
-    if plan.zero not in (0, 1, 2, 3):
-        return f"plan.zero must be 0, 1, 2 or 3, not {plan.zero!r}"
-    if m.heads % plan.tp:
-        return f"tp={plan.tp} does not divide the {m.heads} attention heads"
-    if m.kv_count % plan.tp and plan.tp % m.kv_count:
-        return f"tp={plan.tp} and the {m.kv_count} key/value heads do not divide one another"
-    if m.ffn_size % plan.tp or m.expert_size % plan.tp:
-        return f"tp={plan.tp} does not divide the MLP width {m.ffn_size}"
-    if m.seq_len % plan.cp:
-        return f"cp={plan.cp} does not divide the sequence length {m.seq_len}"
-    if plan.sequence_parallel and plan.tp > 1 and (m.seq_len // plan.cp) % plan.tp:
-        return f"sequence parallelism needs tp={plan.tp} to divide the {m.seq_len // plan.cp} local tokens"
-    if plan.pp * plan.virtual_stages > m.layers:
-        return f"pp x virtual_stages = {plan.pp * plan.virtual_stages} exceeds the {m.layers} layers"
-    if plan.virtual_stages > 1 and plan.pp == 1:
-        return "virtual_stages > 1 needs pipeline parallelism (pp > 1)"
-    if job.global_batch % (plan.dp * plan.microbatch):
-        return (f"global batch {job.global_batch} is not a multiple of dp x microbatch = "
-                f"{plan.dp * plan.microbatch}")
-    micro = job.global_batch // (plan.dp * plan.microbatch)
-    if plan.virtual_stages > 1 and micro % plan.pp:
-        return f"the interleaved schedule needs the {micro} micro-batches to be a multiple of pp={plan.pp}"
-    if plan.ep > 1:
-        if m.moe is None:
-            return "ep > 1 needs a mixture-of-experts model"
-        if m.moe.experts % plan.ep:
-            return f"ep={plan.ep} does not divide the {m.moe.experts} experts"
-        if plan.dp % plan.ep:
-            return f"ep={plan.ep} does not divide dp={plan.dp}"
-    if job.precision is Precision.FP8 and not gpu.fp8_flops:
-        return f"GPU {gpu.name} has no FP8 tensor cores"
-    return None
+    """Why a plan cannot run at all on ``gpu`` (ignoring memory), or None
+    (:func:`designer.perf.structure.structure_reason`)."""
+    return structure_reason(job, plan, gpu)
 
 
 def check_plan(job: Job, plan: Plan, cluster: Cluster) -> str | None:
     """Why ``plan`` cannot train ``job`` on ``cluster`` (structure or memory), or None if it can."""
-    reason = _structure_reason(job, plan, cluster)
+    reason = structure_reason(job, plan, cluster.gpu)
     if reason is not None:
         return reason
     micro = job.global_batch // (plan.dp * plan.microbatch)
@@ -103,22 +75,16 @@ def check_plan(job: Job, plan: Plan, cluster: Cluster) -> str | None:
     have = usable_hbm_bytes(cluster.gpu)
     if need > have:
         return (f"needs {need / 1e9:.1f} GB per GPU, {have / 1e9:.1f} GB usable on "
-                f"{cluster.gpu.name}; add pipeline or tensor parallelism, recomputation or ZeRO")
+                f"{cluster.gpu.name} (after the allocator and NCCL reserve); add pipeline or tensor "
+                "parallelism, recomputation or ZeRO")
     return None
-
-
-def _exposed(comm_s: float, window_s: float, cost: float) -> float:
-    """Communication left over after overlapping with ``window_s`` of compute, plus the
-    slowdown the overlapped part causes (collective kernels share SMs and HBM)."""
-    hidden = min(comm_s, window_s)
-    return comm_s - hidden + cost * hidden
 
 
 def estimate_step(job: Job, plan: Plan, cluster: Cluster) -> StepEstimate:
     """Predict step time, utilization, MFU and time to train of ``job`` under ``plan``.
 
     Args:
-        job: model and training job.
+        job: model and training job (one recomputation setting, not ``auto``).
         plan: parallelism plan (``plan.gpus`` GPUs are used).
         cluster: GPU and network.
 
@@ -141,7 +107,7 @@ class Timing:
     step_s: float
     compute_mb_s: float  # one micro-batch's compute on the slowest stage
     micro: int  # micro-batches per step
-    layers_stage: int
+    layers_stage: int  # layers of the slowest stage
     tp_layer_s: float
     cp_layer_s: float
     ep_mb_s: float
@@ -204,13 +170,35 @@ def estimate_from(job: Job, plan: Plan, cluster: Cluster, t: Timing) -> StepEsti
         memory=memory,
         breakdown=breakdown,
         peak_flops=peak,
+        recompute=job.recompute,
+        software=job.software,
+        memory_usable_bytes=usable_hbm_bytes(gpu),
+        stage_layers=_stage_layers(m, plan),
     )
 
 
+def _stage_layers(model: ModelArch, plan: Plan) -> tuple[int, ...]:
+    layout = _layout(model, plan)
+    if plan.pp == 1:
+        return (model.layers,)
+    if plan.pp == 2:
+        return (layout.first, layout.last)
+    return (layout.first, layout.middle, layout.last)
+
+
+def _layout(model: ModelArch, plan: Plan) -> StageLayout:
+    layout = stage_layout(model.layers, plan.pp, plan.first_stage_layers, plan.last_stage_layers)
+    if isinstance(layout, str):  # checked by the callers; an even split as a fallback
+        layout = stage_layout(model.layers, plan.pp, None, None)
+    assert not isinstance(layout, str)
+    return layout
+
+
 def stage_compute(model: ModelArch, plan: Plan, dense: LayerTimes, moe: LayerTimes | None,
-                  logits_s: float) -> tuple[LayerTimes, float]:
-    """The average layer of the slowest pipeline stage and that stage's compute for one
-    micro-batch: ``ceil(layers / pp) x (fwd + bwd + recompute) + logits``.
+                  logits_s: float) -> tuple[LayerTimes, float, int]:
+    """The average layer, the slowest pipeline stage's compute for one micro-batch and its
+    layer count: ``max`` over stages of ``layers x (fwd + bwd + recompute)``, plus the logits on
+    the last stage.
 
     Dense and MoE layer times are weighted by the MoE layers' share of the model (the attention
     core, the context-parallel window, is the same in both). The step model and the plan
@@ -224,7 +212,47 @@ def stage_compute(model: ModelArch, plan: Plan, dense: LayerTimes, moe: LayerTim
                            d * dense.recompute_s + frac * moe.recompute_s,
                            d * dense.gemm_fwd_s + frac * moe.gemm_fwd_s, dense.attn_fwd_s)
     per_layer = layer.fwd_s + layer.bwd_s + layer.recompute_s
-    return layer, math.ceil(model.layers / plan.pp) * per_layer + logits_s
+    layout = _layout(model, plan)
+    if plan.pp == 1:
+        return layer, model.layers * per_layer + logits_s, model.layers
+    stages = [(layout.last * per_layer + logits_s, layout.last), (layout.middle * per_layer, layout.middle),
+              (layout.first * per_layer, layout.first)]
+    compute, layers = max(stages)
+    return layer, compute, layers
+
+
+def _chunked(collective, total: float, chunk: float, *args, **kwargs) -> float:
+    """Time of ``total`` bytes moved as collectives of ``chunk`` bytes (each pays its latency)."""
+    if total <= 0.0:
+        return 0.0
+    if chunk <= 0.0 or chunk >= total:
+        return collective(total, *args, **kwargs)
+    whole = int(total // chunk)
+    rest = total - whole * chunk
+    out = whole * collective(chunk, *args, **kwargs)
+    return out + (collective(rest, *args, **kwargs) if rest > 0.0 else 0.0)
+
+
+def _per_gpu_gather_s(n: float, group: netm.Group, links: netm.Links, cross_leaf: bool) -> float:
+    """All-gather (or reduce-scatter) whose ranks each push their whole share through their own
+    NIC, as DeepSpeed's flat coalesced gathers do: ``(p - 1)/p n / NIC rate`` plus the ring's
+    latency; the node's NICs do not pool the group's traffic."""
+    if group.nodes == 1:
+        return netm.all_gather_s(n, group, links)
+    net = links.net_Bps / (links.oversubscription if cross_leaf else 1.0)
+    p = group.size
+    return (p - 1) / p * n / net + netm.ring_latency_s(p, group.nodes, links, 1)
+
+
+def _dp_chunk_params(job: Job, plan: Plan, stage_total: float, layers: int, overlapped: bool) -> float:
+    """Parameters per data-parallel collective: the stack's bucket (Megatron-Core: at least 1M
+    per rank), a layer where it reduces per layer, or the whole buffer where it reduces once."""
+    prof = job.software.profile
+    if not overlapped and prof.whole_buffer_reduce:
+        return stage_total
+    if prof.grad_bucket_params is None:
+        return stage_total / max(layers, 1)
+    return max(prof.grad_bucket_params, prof.bucket_params_per_rank * plan.dp * plan.cp)
 
 
 def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
@@ -232,11 +260,12 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
     """Step time of ``plan`` and its terms: the arithmetic of :func:`estimate_step` (module
     docstring), without validity checks, throughput or memory."""
     m = job.model
+    sw = job.software
+    prof = sw.profile
     gpu = cluster.gpu
     gpn = links.gpus_per_node
     tp, cp, pp, dp, ep, v = plan.tp, plan.cp, plan.pp, plan.dp, plan.ep, plan.virtual_stages
     micro = job.global_batch // (dp * plan.microbatch)
-    layers_stage = math.ceil(m.layers / pp)
     moe_frac = m.moe_layer_count / m.layers
     full = job.recompute is Recompute.FULL
 
@@ -246,7 +275,7 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
     if moe_frac and moe is None:
         moe = layer_times(job, plan, gpu, True)
     logit_f, logit_b = logit_times(job, plan, gpu)
-    layer, compute_mb = stage_compute(m, plan, dense, moe, logit_f + logit_b)
+    layer, compute_mb, layers_stage = stage_compute(m, plan, dense, moe, logit_f + logit_b)
     fwd, bwd, rec = layer.fwd_s, layer.bwd_s, layer.recompute_s
     gemm_win, attn_win = layer.gemm_fwd_s, layer.attn_fwd_s
     layer_compute = fwd + bwd + rec
@@ -268,25 +297,20 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
             tp_layer = count * (ag + rs) + (0 if full else 2) * ag
         else:
             tp_layer = count * netm.all_reduce_s(act_msg, group, links)
-    if job.overlap.tp:
-        gemm_window = gemm_win * (4.0 if full else 3.0)
-        tp_exposed_layer = _exposed(tp_layer, gemm_window, K.OVERLAP_COST_SCALEUP)
+    if sw.tp_comm_overlap and plan.sequence_parallel:
+        tp_exposed_layer = exposed_s(tp_layer, gemm_win * (4.0 if full else 3.0), K.TP_OVERLAP_EFFICIENCY, _S)
     else:
         tp_exposed_layer = tp_layer
 
     # -- context parallelism: ring exchange of key/value chunks ------------------------------
     cp_layer = 0.0
-    cp_cost = K.OVERLAP_COST_SCALEUP
     if cp > 1:
         group = netm.group_layout(cp, tp, gpn)
         chunk = tokens_local * 2 * m.kv_dim * K.ACT_BYTES / tp
         steps = (cp - 1) * (4 if full else 3)  # forward K,V; backward K,V and their gradients
         cp_layer = steps * netm.p2p_group_s(chunk, group.nodes > 1, links)
-        if group.nodes > 1:
-            cp_cost = K.OVERLAP_COST_SCALEOUT
-    if job.overlap.cp:
-        attn_window = attn_win * (1.0 + 2.0 + (1.0 if full else 0.0))
-        cp_exposed_layer = _exposed(cp_layer, attn_window, cp_cost)
+    if prof.cp_overlap:
+        cp_exposed_layer = exposed_s(cp_layer, attn_win * (3.0 + (1.0 if full else 0.0)), 1.0, _S)
     else:
         cp_exposed_layer = cp_layer
 
@@ -304,10 +328,7 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
         if full:
             per_layer += netm.all_to_all_s(dispatch, group, links) + netm.all_to_all_s(combine, group, links)
         ep_mb = layers_stage * moe_frac * per_layer
-    if job.overlap.ep:
-        ep_exposed_mb = _exposed(ep_mb, layers_stage * moe_frac * layer_compute, K.OVERLAP_COST_SCALEOUT)
-    else:
-        ep_exposed_mb = ep_mb
+    ep_exposed_mb = ep_mb
 
     # -- pipeline: one activation and one gradient per virtual stage --------------------------
     pp_mb = 0.0
@@ -317,48 +338,65 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
         # Narayanan et al. SC21 sec. 4.1); the receiver all-gathers it over NVLink.
         msg = act_msg / tp
         pp_mb = 2.0 * v * netm.p2p_group_s(msg, group.nodes > 1, links)
-    pp_exposed_mb = _exposed(pp_mb, compute_mb, K.OVERLAP_COST_SCALEOUT) if job.overlap.pp else pp_mb
+    pp_exposed_mb = exposed_s(pp_mb, compute_mb, 1.0, _S) if prof.p2p_overlap else pp_mb
 
     # -- data parallelism ------------------------------------------------------------------
     params = stage_params(m, plan)
     dp_group = netm.group_layout(dp * cp, tp, gpn)
     edp = max(1, dp * cp // ep)
     edp_group = netm.group_layout(edp, tp * ep, gpn)
-    grad_dense = params.dense * K.GRAD_REDUCE_BYTES
-    grad_expert = params.expert * K.GRAD_REDUCE_BYTES
-    gather_dense = params.dense * K.PARAM_GATHER_BYTES
-    gather_expert = params.expert * K.PARAM_GATHER_BYTES
+    grad_b, gather_b = prof.grad_reduce_bytes, prof.gather_bytes
+    overlap = sw.overlaps_dp(plan.zero)
     win_fwd = layers_stage * fwd
     win_bwd = layers_stage * (bwd + rec)
     dp_mb_exposed = 0.0
     dp_step_exposed = 0.0
     if plan.zero >= 3:
-        ag = (netm.all_gather_s(gather_dense, dp_group, links, cross_leaf=True)
-              + netm.all_gather_s(gather_expert, edp_group, links, cross_leaf=True))
-        rs = (netm.reduce_scatter_s(grad_dense, dp_group, links, cross_leaf=True)
-              + netm.reduce_scatter_s(grad_expert, edp_group, links, cross_leaf=True))
+        # Per layer and micro-batch: gather forward, gather again backward, reduce-scatter.
+        per_gpu = prof.gather is Gather.PER_GPU
+        gather = _per_gpu_gather_s if per_gpu else netm.all_gather_s
+        scatter = _per_gpu_gather_s if per_gpu else netm.reduce_scatter_s
+        layers = max(layers_stage, 1)
+        ag = (_chunked(gather, params.dense * gather_b, params.dense * gather_b / layers, dp_group, links,
+                       cross_leaf=True)
+              + _chunked(gather, params.expert * gather_b, params.expert * gather_b / layers, edp_group, links,
+                         cross_leaf=True))
+        rs = (_chunked(scatter, params.dense * grad_b, params.dense * grad_b / layers, dp_group, links,
+                       cross_leaf=True)
+              + _chunked(scatter, params.expert * grad_b, params.expert * grad_b / layers, edp_group, links,
+                         cross_leaf=True))
         dp_comm = micro * (2.0 * ag + rs)
-        if job.overlap.dp:
-            first = 1.0 / layers_stage  # the first layer's gather cannot be prefetched
-            dp_mb_exposed = (max(ag * first, _exposed(ag, win_fwd, K.OVERLAP_COST_SCALEOUT))
-                             + max((ag + rs) * first, _exposed(ag + rs, win_bwd, K.OVERLAP_COST_SCALEOUT)))
+        if overlap:
+            e = prof.fsdp_overlap_efficiency
+            if prof.prefetch_params is not None:
+                # prefetch reaches only this many parameters ahead of the layer in use
+                e = min(e, prof.prefetch_params / max(params.layer, 1.0))
+            dp_mb_exposed = exposed_s(ag, win_fwd, e, _S) + exposed_s(ag + rs, win_bwd, e, _S)
         else:
             dp_mb_exposed = 2.0 * ag + rs
     else:
+        chunk = _dp_chunk_params(job, plan, params.total, layers_stage, overlap)
         if plan.zero == 0:
-            grad = (netm.all_reduce_s(grad_dense, dp_group, links, cross_leaf=True)
-                    + netm.all_reduce_s(grad_expert, edp_group, links, cross_leaf=True))
+            grad = (_chunked(netm.all_reduce_s, params.dense * grad_b, chunk * grad_b, dp_group, links,
+                             cross_leaf=True)
+                    + _chunked(netm.all_reduce_s, params.expert * grad_b, chunk * grad_b, edp_group, links,
+                               cross_leaf=True))
             gather = 0.0
         else:
-            grad = (netm.reduce_scatter_s(grad_dense, dp_group, links, cross_leaf=True)
-                    + netm.reduce_scatter_s(grad_expert, edp_group, links, cross_leaf=True))
-            gather = (netm.all_gather_s(gather_dense, dp_group, links, cross_leaf=True)
-                      + netm.all_gather_s(gather_expert, edp_group, links, cross_leaf=True))
+            grad = (_chunked(netm.reduce_scatter_s, params.dense * grad_b, chunk * grad_b, dp_group, links,
+                             cross_leaf=True)
+                    + _chunked(netm.reduce_scatter_s, params.expert * grad_b, chunk * grad_b, edp_group, links,
+                               cross_leaf=True))
+            gather = (_chunked(netm.all_gather_s, params.dense * gather_b, chunk * gather_b, dp_group, links,
+                               cross_leaf=True)
+                      + _chunked(netm.all_gather_s, params.expert * gather_b, chunk * gather_b, edp_group, links,
+                                 cross_leaf=True))
         dp_comm = grad + gather
-        if job.overlap.dp:
-            last_bucket = min(1.0, K.DDP_BUCKET_PARAMS / max(params.total, 1.0))
-            dp_step_exposed = (max(grad * last_bucket, _exposed(grad, win_bwd, K.OVERLAP_COST_SCALEOUT))
-                               + max(gather * last_bucket, _exposed(gather, win_fwd, K.OVERLAP_COST_SCALEOUT)))
+        if overlap:
+            # the last bucket's reduction starts after the backward; the first gather before
+            # the forward (Megatron-Bridge: "exposes only one DP communication chunk")
+            e = 1.0 - min(1.0, chunk / max(params.total, 1.0))
+            dp_step_exposed = exposed_s(grad, win_bwd, e, _S) + exposed_s(gather, win_fwd, e, _S)
         else:
             dp_step_exposed = dp_comm
 

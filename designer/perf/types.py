@@ -11,8 +11,8 @@ __all__ = [
     "Precision",
     "Recompute",
     "MoE",
+    "MLA",
     "ModelArch",
-    "Overlap",
     "Job",
     "Plan",
     "PlanConstraints",
@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from designer.errors import PerfError
+from designer.perf.software import Software
 
 
 class Precision(str, Enum):
@@ -40,6 +41,7 @@ class Recompute(str, Enum):
     NONE = "none"
     SELECTIVE = "selective"  # recompute the attention core only
     FULL = "full"  # keep each layer's input, recompute the whole layer forward in backward
+    AUTO = "auto"  # the plan search tries each the stack has and keeps the fastest that fits
 
 
 def _enum(kind: type[Enum], value: object, what: str) -> Enum:
@@ -96,6 +98,28 @@ class MoE:
 
 
 @dataclass(frozen=True, slots=True)
+class MLA:
+    """Multi-head latent attention (DeepSeek-V2/V3): queries and keys/values pass through
+    low-rank latents; each head has a ``qk_nope_head_dim + qk_rope_head_dim`` query/key and a
+    ``v_head_dim`` value (DeepSeek-V3 Technical Report, sec. 2.1.1; its config.json:
+    ``q_lora_rank`` 1536, ``kv_lora_rank`` 512, 128 + 64 and 128). ``q_lora_rank`` 0 projects
+    queries directly (DeepSeek-V2-Lite).
+    """
+
+    q_lora_rank: int
+    kv_lora_rank: int
+    qk_nope_head_dim: int
+    qk_rope_head_dim: int
+    v_head_dim: int
+
+    def __post_init__(self) -> None:
+        if isinstance(self.q_lora_rank, bool) or not isinstance(self.q_lora_rank, int) or self.q_lora_rank < 0:
+            raise PerfError(f"mla.q_lora_rank must be a non-negative integer, not {self.q_lora_rank!r}")
+        for name in ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"):
+            check_positive_int(getattr(self, name), f"mla.{name}")
+
+
+@dataclass(frozen=True, slots=True)
 class ModelArch:
     """A decoder-only transformer.
 
@@ -123,6 +147,7 @@ class ModelArch:
     tied_embeddings: bool = False
     biases: bool = False
     learned_positions: bool = False
+    mla: MLA | None = None
 
     def __post_init__(self) -> None:
         for name in ("layers", "hidden", "heads", "vocab", "seq_len"):
@@ -130,7 +155,7 @@ class ModelArch:
         for name in ("kv_heads", "ffn", "head_dim"):
             if getattr(self, name) is not None:
                 check_positive_int(getattr(self, name), f"model.{name}")
-        if self.head_dim is None and self.hidden % self.heads:
+        if self.head_dim is None and self.mla is None and self.hidden % self.heads:
             raise PerfError(
                 f"model.hidden ({self.hidden}) is not a multiple of model.heads ({self.heads}); "
                 "give head_dim"
@@ -146,7 +171,9 @@ class ModelArch:
     # -- derived sizes -------------------------------------------------------------------------
     @property
     def kv_count(self) -> int:
-        """Number of key/value heads."""
+        """Number of key/value heads (MLA: every head has its own keys and values)."""
+        if self.mla is not None:
+            return self.heads
         return self.kv_heads if self.kv_heads is not None else self.heads
 
     @property
@@ -156,12 +183,23 @@ class ModelArch:
 
     @property
     def q_dim(self) -> int:
-        """Width of the query projection (heads x head size)."""
+        """Width of the queries (and keys) the attention core multiplies: heads x query head size."""
+        if self.mla is not None:
+            return self.heads * (self.mla.qk_nope_head_dim + self.mla.qk_rope_head_dim)
+        return self.heads * self.head_size
+
+    @property
+    def v_dim(self) -> int:
+        """Width of the values (and of the attention output): heads x value head size."""
+        if self.mla is not None:
+            return self.heads * self.mla.v_head_dim
         return self.heads * self.head_size
 
     @property
     def kv_dim(self) -> int:
-        """Width of the key (and of the value) projection."""
+        """Width of one of the key and value projections (MLA: their mean, as materialised per head)."""
+        if self.mla is not None:
+            return (self.q_dim + self.v_dim) // 2
         return self.kv_count * self.head_size
 
     @property
@@ -188,8 +226,22 @@ class ModelArch:
 
     # -- parameter counts ----------------------------------------------------------------------
     def attention_params(self) -> float:
-        """Parameters of one attention block (Q, K, V and output projections, GQA-aware)."""
+        """Parameters of one attention block (Q, K, V and output projections, GQA-aware).
+
+        MLA (DeepSeek-V3 sec. 2.1.1): query down- and up-projection (or one projection when
+        ``q_lora_rank`` is 0), the joint key/value down-projection with the shared RoPE key, the
+        key/value up-projection, the output projection and the two latent norms.
+        """
         h = self.hidden
+        if self.mla is not None:
+            a = self.mla
+            rope, nope = a.qk_rope_head_dim, a.qk_nope_head_dim
+            if a.q_lora_rank:
+                q = h * a.q_lora_rank + a.q_lora_rank * self.q_dim + a.q_lora_rank
+            else:
+                q = h * self.q_dim
+            kv = h * (a.kv_lora_rank + rope) + a.kv_lora_rank * self.heads * (nope + a.v_head_dim) + a.kv_lora_rank
+            return float(q + kv + self.v_dim * h)
         n = h * (self.q_dim + 2 * self.kv_dim) + self.q_dim * h
         if self.biases:
             n += self.q_dim + 2 * self.kv_dim + h
@@ -260,37 +312,15 @@ class ModelArch:
 
 
 @dataclass(frozen=True, slots=True)
-class Overlap:
-    """Which communication the training software overlaps with computation.
-
-    ``tp``: tensor-parallel collectives pipelined with the GEMMs (Megatron-Core
-    ``--tp-comm-overlap``). ``dp``: bucketed gradient reduction during backward and parameter
-    gathering during forward (``--overlap-grad-reduce --overlap-param-gather``, FSDP prefetch).
-    ``pp``: pipeline sends/receives overlapped with compute. ``ep``: expert all-to-all
-    overlapped with another micro-batch's compute (DeepSeek-V3 DualPipe). ``cp``: ring-attention
-    exchanges overlapped with attention compute.
-    """
-
-    tp: bool = False
-    dp: bool = True
-    pp: bool = False
-    ep: bool = False
-    cp: bool = True
-
-
-@dataclass(frozen=True, slots=True)
 class Job:
-    """A training job: the model, batch (sequences), tokens to train, numerics.
+    """A training job: the model, batch (sequences), tokens to train, numerics, software stack.
 
-    ``fused_attention`` is a FlashAttention-style kernel that never materialises the
-    attention-score matrix (Dao et al. 2022); ``False`` models the unfused softmax path of
-    Megatron-LM 2021-2022. A checkpoint of weights and optimizer state is written every
+    ``software`` is the training stack (:mod:`designer.perf.software`): its attention kernel,
+    which parallelism features the plan search may use, how data-parallel state is sharded and
+    gathered and which communication overlaps compute. ``recompute`` ``auto`` lets the plan
+    search pick the recomputation per plan (:func:`designer.perf.search_plans`); a single
+    estimate needs one. A checkpoint of weights and optimizer state is written every
     ``checkpoint_interval_s`` seconds at ``checkpoint_write_Bps_per_node`` per node.
-    ``fp32_grads``: gradients accumulate in an FP32 buffer (Megatron-LM's default for 16-bit
-    training); ``False`` keeps them in 16-bit (NeMo ``grad_sync_dtype: bf16``, FSDP).
-    ``overlap`` says which communication the software hides behind compute. ``dropout``:
-    hidden and attention dropout are on (GPT-3-era recipes; most current pre-training runs
-    without, which saves the dropout masks and kernels).
     """
 
     model: ModelArch
@@ -300,26 +330,55 @@ class Job:
     recompute: Recompute = Recompute.NONE
     checkpoint_interval_s: float | None = None
     checkpoint_write_Bps_per_node: float | None = None
-    fused_attention: bool = True
-    overlap: Overlap = field(default_factory=Overlap)
-    fp32_grads: bool = True
-    dropout: bool = False
+    software: Software = field(default_factory=Software)
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        # Jobs key the plan search's caches: hash the (deep) fields once.
+        return self._hash
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "precision", _enum(Precision, self.precision, "precision"))
         object.__setattr__(self, "recompute", _enum(Recompute, self.recompute, "recompute"))
         check_positive_int(self.global_batch, "global_batch")
         check_positive(self.tokens, "tokens")
+        if not isinstance(self.software, Software):
+            raise PerfError(f"software must be a designer.perf.Software, not {type(self.software).__name__}")
+        if self.recompute is Recompute.SELECTIVE and not self.software.profile.selective_recompute:
+            raise PerfError(f"recompute: {self.software.preset} has no selective recomputation "
+                            "(only full layers); use none, full or auto")
         if self.checkpoint_interval_s is not None:
             check_positive(self.checkpoint_interval_s, "checkpoint_interval_s")
             if self.checkpoint_write_Bps_per_node is None:
                 raise PerfError("checkpoint_interval_s needs checkpoint_write_Bps_per_node")
             check_positive(self.checkpoint_write_Bps_per_node, "checkpoint_write_Bps_per_node")
+        object.__setattr__(self, "_hash", hash((self.model, self.global_batch, self.tokens, self.precision,
+                                                self.recompute, self.checkpoint_interval_s,
+                                                self.checkpoint_write_Bps_per_node, self.software)))
 
     @property
     def tokens_per_step(self) -> int:
         """Tokens in one global batch."""
         return self.global_batch * self.model.seq_len
+
+    @property
+    def fused_attention(self) -> bool:
+        """Attention runs in a fused (FlashAttention-style) kernel that never writes the scores."""
+        return self.software.flash
+
+    @property
+    def dropout(self) -> bool:
+        """Hidden and attention dropout are on (the stack's recipes, or the ``dropout`` knob)."""
+        return self.software.uses_dropout
+
+    def recompute_choices(self) -> tuple[Recompute, ...]:
+        """The recomputation settings a plan search tries: the job's, or with ``auto`` each the
+        stack has (none first: it is fastest whenever it fits)."""
+        if self.recompute is not Recompute.AUTO:
+            return (self.recompute,)
+        if self.software.profile.selective_recompute:
+            return (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL)
+        return (Recompute.NONE, Recompute.FULL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,6 +388,10 @@ class Plan:
     ``zero``: 0 replicated optimizer, 1 distributed optimizer (optimizer states sharded over
     the data-parallel group), 2 also gradients, 3 also weights (FSDP ``FULL_SHARD``).
     ``virtual_stages`` > 1 is the interleaved 1F1B schedule (Narayanan et al. SC21, sec. 2.2).
+    ``first_stage_layers`` and ``last_stage_layers`` give the first and last pipeline stages
+    other layer counts than the rest (Megatron-Core ``--decoder-first-pipeline-num-layers`` /
+    ``--decoder-last-pipeline-num-layers``); ``None`` splits evenly, or as evenly as the stages
+    allow when they do not divide the layers (:func:`designer.perf.pipeline.stage_layout`).
     """
 
     tp: int
@@ -340,6 +403,8 @@ class Plan:
     virtual_stages: int = 1
     zero: int = 1
     sequence_parallel: bool = True
+    first_stage_layers: int | None = None
+    last_stage_layers: int | None = None
 
     @property
     def gpus(self) -> int:
@@ -356,6 +421,8 @@ class Plan:
         parts.append(f"mb{self.microbatch}")
         if self.virtual_stages > 1:
             parts.append(f"v{self.virtual_stages}")
+        if self.first_stage_layers is not None or self.last_stage_layers is not None:
+            parts.append(f"layers{self.first_stage_layers or '='}/{self.last_stage_layers or '='}")
         parts.append(f"zero{self.zero}")
         return " ".join(parts)
 
@@ -373,3 +440,5 @@ class PlanConstraints:
     virtual_stages: int | None = None
     zero: int | None = None
     sequence_parallel: bool | None = None
+    first_stage_layers: int | None = None
+    last_stage_layers: int | None = None

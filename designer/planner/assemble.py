@@ -16,7 +16,7 @@ from designer import __version__, perf
 from designer.design.bom import sort_lines, total_power_w
 from designer.catalog.types import Facility
 from designer.design.model import (
-    Breakdown, CostBreakdown, Design, FacilityAssumptions, SolverInfo, SystemChoice, WorkloadResult,
+    Breakdown, CostBreakdown, Design, FacilityAssumptions, SoftwareUsed, SolverInfo, SystemChoice, WorkloadResult,
 )
 from designer.optimize import explain, pricing
 from designer.optimize.candidates import Candidate
@@ -28,7 +28,8 @@ from designer.spec.models import Spec
 from designer.spec.units import JOULES_PER_KWH, SECONDS_PER_DAY, SECONDS_PER_YEAR
 
 
-def _workload_result(w: Workload, cand: Candidate, est: perf.StepEstimate, cost_usd: float) -> WorkloadResult:
+def _workload_result(w: Workload, cand: Candidate, est: perf.StepEstimate, cost_usd: float,
+                     assumptions: tuple[str, ...] = ()) -> WorkloadResult:
     name = w.name
     b = est.breakdown
     p = est.plan
@@ -44,6 +45,11 @@ def _workload_result(w: Workload, cand: Candidate, est: perf.StepEstimate, cost_
                             dp_comm_s=b.dp_comm_s, ep_comm_s=b.ep_comm_s, bubble_s=b.bubble_s,
                             exposed_comm_s=b.exposed_comm_s, checkpoint_s=b.checkpoint_s),
         cost_usd=cost_usd,
+        software=SoftwareUsed(preset=est.software.preset, attention=est.software.attention.value,
+                              sequence_parallel=p.sequence_parallel, tp_comm_overlap=est.software.tp_comm_overlap,
+                              dp_overlap=est.software.overlaps_dp(p.zero)),
+        recompute=est.recompute.value,
+        assumptions=assumptions,
     )
 
 
@@ -118,7 +124,8 @@ def assemble_design(spec: Spec, ws: Workspace, sol: Solution, alternatives, cons
         est = next(e.estimate for e in ws.evaluations[(w.name, key)] if e.gpus == option.gpus)
         if cand.deployment is Deployment.CLOUD:
             cloud_kinds.add(cand)
-        results.append(_workload_result(w, cand, est, cloud_costs.get(w.name, 0.0)))
+        assumed = next((s.model.assumptions for s in spec.workloads if s.name == w.name), ())
+        results.append(_workload_result(w, cand, est, cloud_costs.get(w.name, 0.0), assumed))
     shown = measures_of(lines, cost, summary)
     if onprem is not None:
         deployment = "hybrid" if cloud_kinds else "on_prem"

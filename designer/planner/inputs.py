@@ -6,16 +6,107 @@ exist. This module does both loads and the cross-checks, locating every problem 
 
 from __future__ import annotations
 
-__all__ = ["load_inputs", "check_references"]
+__all__ = ["load_inputs", "check_references", "check_software", "spec_warnings", "PARAMS_TOLERANCE"]
 
 import difflib
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from designer.catalog.load import load_catalog
 from designer.catalog.types import Catalog
-from designer.errors import SpecError
+from designer.errors import PerfError, SpecError
 from designer.spec.load import load_spec
 from designer.spec.models import Spec
+
+# A published parameter count further than this from the architecture's own count is warned about:
+# the architecture is then probably not the one meant (a wrong ffn, vocabulary or MLP kind).
+PARAMS_TOLERANCE = 0.05
+
+_KNOBS = ("preset", "attention", "sequence_parallel", "tp_comm_overlap", "dp_overlap", "dropout")
+_PLAN_FIELDS = ("tp", "pp", "dp", "ep", "cp", "microbatch", "virtual_stages", "zero", "sequence_parallel",
+                "first_stage_layers", "last_stage_layers")
+
+
+def _has(spec: Spec, path: tuple[Any, ...]) -> bool:
+    node: Any = spec.doc.data if spec.doc is not None else None
+    for key in path:
+        if isinstance(node, dict) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and isinstance(key, int) and key < len(node):
+            node = node[key]
+        else:
+            return False
+    return True
+
+
+def _software_key(spec: Spec, i: int, knob: str) -> tuple[Any, ...]:
+    """Where a workload's software knob was written: its own block, the top-level one, or the workload."""
+    for path in (("workloads", i, "software", knob), ("software", knob)):
+        if _has(spec, path):
+            return path
+    for path in (("workloads", i, "software"), ("software",)):
+        if _has(spec, path):
+            return path
+    return ("workloads", i)
+
+
+def check_software(spec: Spec) -> None:
+    """Check that each workload's software stack can honour its knobs, its recomputation and its
+    pinned parallelism.
+
+    Raises:
+        SpecError: located at the knob or parallelism key the stack cannot honour.
+    """
+    from designer import perf
+    from designer.planner.compile import plan_constraints, software_for
+
+    for i, w in enumerate(spec.workloads):
+        try:
+            software = software_for(w)
+        except PerfError as exc:
+            text = str(exc)
+            knob = next((k for k in _KNOBS if text.startswith(f"software.{k}")), "preset")
+            raise SpecError(text, spec.locate(_software_key(spec, i, knob))) from None
+        if w.recompute == "selective" and not software.profile.selective_recompute:
+            raise SpecError(f"recompute: {software.preset} has no selective recomputation (only full layers); "
+                            "use none, full or auto", spec.locate(("workloads", i, "recompute")))
+        fixed = plan_constraints(w.parallelism)
+        if fixed is None:
+            continue
+        for field, why in perf.software_conflicts(software, fixed):
+            if field == "sequence_parallel" and fixed.tp == 1:
+                continue
+            path = ("workloads", i, "parallelism", field)
+            if not _has(spec, path):
+                path = _software_key(spec, i, "sequence_parallel" if field == "sequence_parallel" else "preset")
+            raise SpecError(f"parallelism.{field}: {why}", spec.locate(path))
+
+
+def spec_warnings(spec: Spec) -> tuple[str, ...]:
+    """Located warnings about a spec that do not stop it: a published ``params`` more than
+    :data:`PARAMS_TOLERANCE` away from the count its architecture gives (the FLOPs follow the
+    architecture, so a mismatch usually means a wrong ffn, vocabulary or MLP kind)."""
+    from designer.planner.compile import arch_for
+
+    out = []
+    for i, w in enumerate(spec.workloads):
+        m = w.model
+        if m.params is None:
+            continue
+        try:
+            derived = arch_for(m).derived_params()[0]
+        except PerfError:
+            continue  # the model itself is refused later, with its own message
+        off = m.params / derived - 1.0
+        if abs(off) > PARAMS_TOLERANCE:
+            path = ("workloads", i, "model", "params")
+            if not _has(spec, path):
+                path = ("workloads", i, "model")
+            out.append(f"{spec.locate(path)}: params {m.params / 1e9:,.2f}B is {off:+.0%} off the "
+                       f"{derived / 1e9:,.2f}B its architecture gives (layers, hidden, ffn, vocab, mlp); "
+                       "the FLOPs and memory follow the architecture")
+    return tuple(out)
 
 
 def _hint(name: str, names) -> str:
@@ -63,11 +154,15 @@ def load_inputs(spec_path: str | Path) -> tuple[Spec, Catalog]:
     Catalog paths in the spec resolve relative to the spec's folder. User catalogs override the
     built-ins in the order listed.
 
+    The spec comes back with its warnings (:func:`spec_warnings`) in ``spec.warnings``.
+
     Raises:
-        SpecError: the spec is invalid or names something the catalogs lack.
+        SpecError: the spec is invalid, names something the catalogs lack, or asks its software
+            stack for something it cannot do.
         CatalogError: a catalog file is invalid (located in that file).
     """
     spec = load_spec(spec_path)
     catalog = load_catalog(spec.catalogs)
     check_references(spec, catalog)
-    return spec, catalog
+    check_software(spec)
+    return replace(spec, warnings=spec.warnings + spec_warnings(spec)), catalog

@@ -62,7 +62,7 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
     except InfeasibleError:
         raise explain.diagnose(ws, th, measure=measure, **run) from None
     sol = _within_limits(ws, th, sol, measure, run)
-    warnings = []
+    warnings = list(spec.warnings)
     if sol.status != "optimal":
         warnings.append(f"time limit reached: best design found, optimality gap {sol.gap:.2%}")
     alternatives = explain.alternatives(ws, th, sol, measure=measure, **run)

@@ -21,10 +21,12 @@ from designer.spec.models import Spec
 
 @dataclass(frozen=True, slots=True)
 class WorkloadEstimate:
-    """One workload's prediction on the pinned system."""
+    """One workload's prediction on the pinned system, and the figures of its model that were
+    filled in by default (``assumptions``)."""
 
     name: str
     estimate: perf.StepEstimate
+    assumptions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +39,7 @@ class Estimate:
     fabric: str
     topology: str
     workloads: tuple[WorkloadEstimate, ...]
+    warnings: tuple[str, ...] = ()
 
 
 def estimate(spec: Spec, catalog: Catalog) -> Estimate:
@@ -69,5 +72,5 @@ def estimate(spec: Spec, catalog: Catalog) -> Estimate:
         result = evaluator.evaluate(compile_workload(w), cand, gpus)
         if result.estimate is None:
             raise PerfError(f"workload '{w.name}' on {gpus} GPUs of {cand.server}: {result.reason}")
-        out.append(WorkloadEstimate(w.name, result.estimate))
-    return Estimate(spec.name, cand.server, pin.nodes, cand.fabric, cand.topology, tuple(out))
+        out.append(WorkloadEstimate(w.name, result.estimate, w.model.assumptions))
+    return Estimate(spec.name, cand.server, pin.nodes, cand.fabric, cand.topology, tuple(out), spec.warnings)

@@ -15,7 +15,8 @@ def estimate_to_json_dict(result: Any) -> dict[str, Any]:
     return {
         "system": {"server": result.server, "nodes": result.nodes, "fabric": result.fabric,
                    "topology": result.topology},
-        "workloads": [w.estimate.to_json_dict(w.name) for w in result.workloads],
+        "workloads": [{**w.estimate.to_json_dict(w.name), "assumptions": list(w.assumptions)}
+                      for w in result.workloads],
     }
 
 
@@ -27,13 +28,27 @@ def render_estimate(result: Any) -> str:
     for w in result.workloads:
         e = w.estimate
         p = e.plan
-        rows.append([w.name, e.gpus, f"tp{p.tp} pp{p.pp} dp{p.dp} ep{p.ep} cp{p.cp} mb{p.microbatch}",
+        plan = f"tp{p.tp} pp{p.pp} dp{p.dp} ep{p.ep} cp{p.cp} mb{p.microbatch}"
+        if p.virtual_stages > 1:
+            plan += f" v{p.virtual_stages}"
+        rows.append([w.name, e.gpus, plan,
                      f"{e.step_time_s:.3f}", f"{e.utilization:.3f}", f"{e.mfu:.3f}", f"{e.tflops_per_gpu:.1f}",
                      f"{e.tokens_per_s:,.0f}", f"{e.time_to_train_days:.1f}",
                      f"{e.memory_bytes_per_gpu / 1e9:.1f} GB"])
     table = tabulate(rows, headers=["workload", "GPUs", "plan", "step s", "util", "MFU", "TFLOP/s/GPU",
                                     "tokens/s", "days", "memory/GPU"], tablefmt="simple")
     parts = [head, table, "\n"]
+    for w in result.workloads:
+        e = w.estimate
+        sw = e.software.describe()
+        layers = "/".join(str(n) for n in e.stage_layers)
+        parts.append(f"\n{w.name}: software {sw['preset']} (attention {sw['attention']}, sequence parallel "
+                     f"{'on' if e.plan.sequence_parallel else 'off'}, TP overlap "
+                     f"{'on' if sw['tp_comm_overlap'] else 'off'}, DP overlap {'on' if sw['dp_overlap'] else 'off'}); "
+                     f"recompute {e.recompute.value}; zero {e.plan.zero}; layers per stage {layers}; memory "
+                     f"{e.memory_bytes_per_gpu / 1e9:.1f} of {e.memory_usable_bytes / 1e9:.1f} GB usable per GPU\n")
+        for note in w.assumptions:
+            parts.append(f"  assumed: {note}\n")
     for w in result.workloads:
         b = w.estimate.breakdown
         rows = [[k, f"{v:.4f}"] for k, v in (

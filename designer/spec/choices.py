@@ -6,7 +6,7 @@ without anything there reading a spec; :mod:`designer.spec.models` uses them in 
 
 from __future__ import annotations
 
-__all__ = ["Objective", "Deployment", "Pricing", "FABRICS", "TOPOLOGIES"]
+__all__ = ["Objective", "Deployment", "Pricing", "FABRICS", "TOPOLOGIES", "SOFTWARE_PRESETS", "ATTENTION_KERNELS"]
 
 from enum import Enum
 
@@ -34,3 +34,8 @@ class Pricing(str, Enum):
 # `system.topology` may name.
 FABRICS = ("ethernet", "roce", "infiniband", "efa", "gpudirect-tcpx", "gpudirect-tcpxo")
 TOPOLOGIES = ("single_switch", "fat_tree", "rail_optimized", "rail_only")
+
+# What `software.preset` may name: the training stacks of designer/perf/software.py (a test checks
+# that the two lists agree), and the attention kernels `software.attention` may name.
+SOFTWARE_PRESETS = ("megatron-core", "megatron-lm-2021", "deepspeed", "fsdp2")
+ATTENTION_KERNELS = ("flash", "unfused")

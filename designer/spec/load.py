@@ -9,7 +9,8 @@ at the offending YAML node, with a "did you mean" for misspelt keys and names
 
 from __future__ import annotations
 
-__all__ = ["MAX_NODES", "MAX_GPUS_PER_WORKLOAD", "load_spec", "parse_spec", "spec_digest"]
+__all__ = ["MAX_NODES", "MAX_GPUS_PER_WORKLOAD", "DEFAULT_VOCAB", "default_ffn", "load_spec", "parse_spec",
+           "spec_digest"]
 
 import difflib
 import hashlib
@@ -22,13 +23,28 @@ from designer.errors import InputError, SpecError
 from designer.spec import messages, presets
 from designer.spec.choices import Deployment, Objective, Pricing
 from designer.spec.models import (
-    Budget, Constraints, FacilitySpec, ModelSpec, MoESpec, ParallelismSpec, Spec, SystemPin, WorkloadSpec,
+    Budget, Constraints, FacilitySpec, MLASpec, ModelSpec, MoESpec, ParallelismSpec, SoftwareSpec, Spec, SystemPin,
+    WorkloadSpec,
 )
-from designer.spec.schema import SpecInput, _Model
+from designer.spec.schema import SoftwareInput, SpecInput, _Model
 from designer.spec.yamlio import YamlDoc, load_yaml_text, read_text
 
 MAX_NODES = 100_000  # 800k GPUs: beyond any cluster built; larger asks are refused, not attempted
 MAX_GPUS_PER_WORKLOAD = 1_000_000
+# Megatron-LM's defaults for what a model may leave out (megatron/training/arguments.py):
+# ffn_hidden_size = 4 x hidden, or int(4 x hidden x 2/3 / 64) x 64 with --swiglu; the GPT-2 BPE
+# vocabulary of 50,257 padded to a multiple of 128 (make_vocab_size_divisible_by) is 50,304.
+DEFAULT_VOCAB = 50_304
+
+
+def default_ffn(hidden: int, gated: bool) -> int:
+    """Megatron-LM's MLP width when none is given: ``4 h``, or ``int(8 h / 3 / 64) x 64`` gated.
+
+    Examples:
+        >>> default_ffn(4096, False), default_ffn(4096, True)
+        (16384, 10880)
+    """
+    return int((4 * hidden * 2 / 3) / 64) * 64 if gated else 4 * hidden
 
 
 def _build_model(m: _Model, doc: YamlDoc, path: tuple[Any, ...]) -> ModelSpec:
@@ -43,16 +59,44 @@ def _build_model(m: _Model, doc: YamlDoc, path: tuple[Any, ...]) -> ModelSpec:
         name = name or m.preset
     given = m.model_dump(exclude_none=True, exclude={"preset", "name"})
     merged = {**base, **given}
-    if "moe" in given:
-        merged["moe"] = given["moe"]
-    required = ("layers", "hidden", "heads", "ffn", "seq_len", "vocab")
+    for key in ("moe", "mla"):
+        if key in given:
+            merged[key] = given[key]
+    required = ("layers", "hidden", "heads", "seq_len")
     missing = [k for k in required if k not in merged]
     if missing:
         raise SpecError(f"model needs a preset or the architecture: missing {', '.join(missing)}",
                         doc.locate(path))
+    assumptions: list[str] = []
+    if m.mlp is not None and m.gated_mlp is not None and (m.mlp == "gated") != m.gated_mlp:
+        raise SpecError(f"mlp: {m.mlp} contradicts gated_mlp: {str(m.gated_mlp).lower()}; give one of them",
+                        doc.locate(path + ("gated_mlp",)))
+    if m.mlp is not None:
+        gated = m.mlp == "gated"
+    elif m.gated_mlp is not None:
+        gated = m.gated_mlp
+    elif "gated_mlp" in base:
+        gated = bool(base["gated_mlp"])
+    else:
+        gated = False
+        assumptions.append("mlp: plain (GeLU, two matrices), not given")
     heads = merged["heads"]
     kv_heads = merged.get("kv_heads", heads)
-    if merged["hidden"] % heads:
+    if "ffn" not in merged:
+        merged["ffn"] = default_ffn(merged["hidden"], gated)
+        rule = "8/3 x hidden rounded down to a multiple of 64" if gated else "4 x hidden"
+        assumptions.append(f"ffn: {merged['ffn']:,} = {rule} (Megatron-LM's default), not given")
+    if "vocab" not in merged:
+        merged["vocab"] = DEFAULT_VOCAB
+        assumptions.append(f"vocab: {DEFAULT_VOCAB:,} (GPT-2 BPE padded to a multiple of 128, "
+                           "Megatron-LM's default), not given")
+    mla = None
+    if merged.get("mla"):
+        a = merged["mla"] if isinstance(merged["mla"], dict) else dict(merged["mla"])
+        mla = MLASpec(q_lora_rank=a["q_lora_rank"], kv_lora_rank=a["kv_lora_rank"],
+                      qk_nope_head_dim=a["qk_nope_head_dim"], qk_rope_head_dim=a["qk_rope_head_dim"],
+                      v_head_dim=a["v_head_dim"])
+    if mla is None and merged["hidden"] % heads:
         raise SpecError(f"hidden ({merged['hidden']}) must be a multiple of heads ({heads})", doc.locate(path + ("hidden",)))
     if kv_heads > heads or heads % kv_heads:
         raise SpecError(f"kv_heads ({kv_heads}) must divide heads ({heads})", doc.locate(path + ("kv_heads",)))
@@ -70,9 +114,20 @@ def _build_model(m: _Model, doc: YamlDoc, path: tuple[Any, ...]) -> ModelSpec:
     return ModelSpec(
         name=name or "custom", layers=merged["layers"], hidden=merged["hidden"], heads=heads,
         kv_heads=kv_heads, ffn=merged["ffn"], seq_len=merged["seq_len"], vocab=merged["vocab"],
-        gated_mlp=bool(merged.get("gated_mlp", False)), params=merged.get("params"), moe=moe,
-        source=str(base.get("source", "given in the spec")),
+        gated_mlp=gated, params=merged.get("params"), moe=moe,
+        source=str(base.get("source", "given in the spec")), mla=mla, assumptions=tuple(assumptions),
     )
+
+
+def _build_software(top: SoftwareInput | None, own: SoftwareInput | None) -> SoftwareSpec:
+    """A workload's stack: its own ``software:`` fields over the top-level ones."""
+    values: dict[str, Any] = {}
+    for block in (top, own):
+        if block is not None:
+            values.update(block.model_dump(exclude_none=True))
+    if values.get("sequence_parallel") == "auto":
+        values["sequence_parallel"] = None
+    return SoftwareSpec(**values)
 
 
 def _build_parallelism(p: Any) -> ParallelismSpec:
@@ -112,6 +167,7 @@ def _build(raw: SpecInput, doc: YamlDoc, base_dir: Path, digest: str) -> Spec:
             name=w.name, model=model, tokens=w.tokens, global_batch=w.global_batch, precision=w.precision,
             recompute=w.recompute, parallelism=par, deadline_s=w.deadline,
             checkpoint_interval_s=w.checkpoint_interval, gpus=w.gpus,
+            software=_build_software(raw.software, w.software),
         ))
     c = raw.constraints
     if c.max_nodes is not None and c.max_nodes > MAX_NODES:

@@ -5,8 +5,8 @@ and the constraints. :mod:`designer.spec.load` builds them; the planner is their
 from __future__ import annotations
 
 __all__ = [
-    "MoESpec", "ModelSpec", "ParallelismSpec", "WorkloadSpec", "Budget", "Constraints",
-    "FacilitySpec", "SystemPin", "Spec",
+    "MoESpec", "MLASpec", "ModelSpec", "ParallelismSpec", "SoftwareSpec", "WorkloadSpec", "Budget",
+    "Constraints", "FacilitySpec", "SystemPin", "Spec",
 ]
 
 from dataclasses import dataclass, field
@@ -28,7 +28,21 @@ class MoESpec:
 
 
 @dataclass(frozen=True, slots=True)
+class MLASpec:
+    """Multi-head latent attention dimensions (DeepSeek-V2/V3 ``config.json`` names)."""
+
+    q_lora_rank: int
+    kv_lora_rank: int
+    qk_nope_head_dim: int
+    qk_rope_head_dim: int
+    v_head_dim: int
+
+
+@dataclass(frozen=True, slots=True)
 class ModelSpec:
+    """A model's architecture; ``assumptions`` say which figures were filled in by default
+    (shown with every prediction)."""
+
     name: str
     layers: int
     hidden: int
@@ -41,6 +55,8 @@ class ModelSpec:
     params: float | None
     moe: MoESpec | None
     source: str
+    mla: MLASpec | None = None
+    assumptions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,10 +72,25 @@ class ParallelismSpec:
     virtual_stages: int | None = None
     zero: int | None = None
     sequence_parallel: bool | None = None
+    first_stage_layers: int | None = None
+    last_stage_layers: int | None = None
 
     @property
     def is_auto(self) -> bool:
         return all(getattr(self, f) is None for f in self.__slots__)
+
+
+@dataclass(frozen=True, slots=True)
+class SoftwareSpec:
+    """The training stack of a workload: a preset and the knobs given (``None``: the preset's
+    default). A workload's ``software:`` block overrides the top-level one field by field."""
+
+    preset: str | None = None  # megatron-core | megatron-lm-2021 | deepspeed | fsdp2
+    attention: str | None = None  # flash | unfused
+    sequence_parallel: bool | None = None  # None: auto
+    tp_comm_overlap: bool | None = None
+    dp_overlap: bool | None = None
+    dropout: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +105,7 @@ class WorkloadSpec:
     deadline_s: float | None
     checkpoint_interval_s: float | None
     gpus: int | None  # pinned GPU count for this workload
+    software: SoftwareSpec = field(default_factory=SoftwareSpec)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +167,7 @@ class Spec:
     file: str
     digest: str  # sha256 of the spec file's bytes
     doc: YamlDoc | None = field(default=None, compare=False, repr=False)
+    warnings: tuple[str, ...] = ()  # located, FILE:LINE:COL: text (found once the catalogs are known)
 
     def locate(self, path: tuple[Any, ...]) -> Location:
         """``FILE:LINE:COL`` of a key path in the spec file (for errors found after loading)."""

@@ -49,10 +49,14 @@ _PRESETS: dict[str, dict] = {
         "params": 671e9, "layers": 61, "hidden": 7168, "heads": 128, "kv_heads": 128, "ffn": 18432,
         "seq_len": 4096, "vocab": 129280, "gated_mlp": True,
         "moe": {"experts": 256, "top_k": 8, "shared_experts": 1, "expert_ffn": 2048, "dense_layers": 3},
-        "source": "DeepSeek-AI, DeepSeek-V3 Technical Report (2024), Section 4.2 (61 layers, hidden 7168, "
-                  "128 heads, first 3 layers dense, 1 shared + 256 routed experts of intermediate size 2048, "
-                  "8 activated; 671B total, 37B active; sequence length 4K); dense FFN 18432 and vocab "
-                  "129280 from the released config.json. MLA attention is modelled as multi-head attention",
+        "mla": {"q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+                "v_head_dim": 128},
+        "source": "DeepSeek-AI, DeepSeek-V3 Technical Report (2024), Sections 2.1.1 and 4.2 (61 layers, hidden "
+                  "7168, 128 heads of multi-head latent attention with KV rank 512, query rank 1536 and "
+                  "128 + 64 query/key head dims, first 3 layers dense, 1 shared + 256 routed experts of "
+                  "intermediate size 2048, 8 activated; 671B total, 37B active; sequence length 4K); dense "
+                  "FFN 18432, vocab 129280 and v_head_dim 128 from the released config.json. The 14B "
+                  "multi-token-prediction module is not counted",
     },
 }
 

@@ -7,14 +7,14 @@ Pydantic stays inside :mod:`designer.spec`: these models check a spec's YAML dat
 
 from __future__ import annotations
 
-__all__ = ["SpecInput", "ParallelismInput", "spec_json_schema"]
+__all__ = ["SpecInput", "ParallelismInput", "SoftwareInput", "spec_json_schema"]
 
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from designer.spec import presets, units
-from designer.spec.choices import FABRICS, TOPOLOGIES
+from designer.spec.choices import ATTENTION_KERNELS, FABRICS, SOFTWARE_PRESETS, TOPOLOGIES
 
 
 def _unit(parser):
@@ -72,19 +72,42 @@ class _MoE(_Strict):
     dense_layers: NonNegInt = 0
 
 
+class _MLA(_Strict):
+    q_lora_rank: NonNegInt = Field(description="query latent rank (0: queries projected directly)")
+    kv_lora_rank: PosInt
+    qk_nope_head_dim: PosInt
+    qk_rope_head_dim: PosInt
+    v_head_dim: PosInt
+
+
 class _Model(_Strict):
     preset: Name | None = Field(None, description="one of: " + ", ".join(presets.preset_names()))
     name: Name | None = None
-    params: Count | None = None
+    params: Count | None = Field(None, description="published total; checked against the architecture")
     layers: PosInt | None = None
     hidden: PosInt | None = None
     heads: PosInt | None = None
     kv_heads: PosInt | None = None
-    ffn: PosInt | None = None
+    ffn: PosInt | None = Field(None, description="MLP width; default Megatron-LM's: 4 x hidden, "
+                                                 "8/3 x hidden rounded down to 64 with a gated MLP")
     seq_len: PosInt | None = None
-    vocab: PosInt | None = None
-    gated_mlp: bool | None = None
+    vocab: PosInt | None = Field(None, description="default 50,304 (GPT-2 BPE padded as Megatron-LM pads it)")
+    mlp: Literal["gated", "plain"] | None = Field(None, description="gated (SwiGLU, 3 matrices) or plain (GeLU, 2)")
+    gated_mlp: bool | None = Field(None, description="older spelling of mlp: gated")
     moe: _MoE | None = None
+    mla: _MLA | None = Field(None, description="multi-head latent attention (DeepSeek-V2/V3)")
+
+
+class _Software(_Strict):
+    preset: Literal[SOFTWARE_PRESETS] | None = Field(  # type: ignore[valid-type]
+        None, description="training stack: " + " | ".join(SOFTWARE_PRESETS) + " (default megatron-core)")
+    attention: Literal[ATTENTION_KERNELS] | None = Field(  # type: ignore[valid-type]
+        None, description="flash (fused) or unfused (softmax materialised)")
+    sequence_parallel: bool | Literal["auto"] | None = Field(
+        None, description="auto | true | false; false: the plan search never uses it")
+    tp_comm_overlap: bool | None = Field(None, description="TP collectives overlapped with GEMMs")
+    dp_overlap: bool | None = Field(None, description="gradient reduce-scatter / parameter all-gather overlapped")
+    dropout: bool | None = Field(None, description="hidden and attention dropout (default: the stack's recipes)")
 
 
 class _Parallelism(_Strict):
@@ -97,6 +120,8 @@ class _Parallelism(_Strict):
     virtual_stages: PosInt | Literal["auto"] = "auto"
     zero: Annotated[int, Field(ge=0, le=3, strict=True)] | Literal["auto"] = "auto"
     sequence_parallel: bool | Literal["auto"] = "auto"
+    first_stage_layers: PosInt | Literal["auto"] = "auto"
+    last_stage_layers: PosInt | Literal["auto"] = "auto"
 
 
 class _Workload(_Strict):
@@ -105,8 +130,9 @@ class _Workload(_Strict):
     tokens: Count = Field(gt=0)
     global_batch: PosInt
     precision: Literal["bf16", "fp16", "fp8"] = "bf16"
-    recompute: Literal["none", "selective", "full"] = "selective"
+    recompute: Literal["none", "selective", "full", "auto"] = "selective"
     parallelism: Literal["auto"] | _Parallelism = "auto"
+    software: _Software | None = None
     deadline: Duration | None = Field(None, gt=0)
     checkpoint_interval: Duration | None = Field(None, gt=0)
     gpus: PosInt | None = None
@@ -157,10 +183,13 @@ class _Spec(_Strict):
     facility: _Facility = _Facility()
     catalogs: list[Name] = Field(default_factory=list, max_length=20)
     system: _System = _System()
+    software: _Software | None = None
 
 
 # The root model under a public name (the class keeps its name: it titles the JSON Schema's $defs).
 SpecInput = _Spec
+
+SoftwareInput = _Software
 
 # A typed alias kept for callers that need to name the union of parallelism inputs.
 ParallelismInput = Union[Literal["auto"], _Parallelism]

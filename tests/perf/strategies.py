@@ -7,11 +7,15 @@ from dataclasses import dataclass, replace
 
 from hypothesis import strategies as st
 
-from designer.perf import Cluster, Job, MoE, ModelArch, Overlap, Plan, Precision, Recompute, check_plan
+from designer.perf import (
+    PRESET_NAMES, Cluster, Job, MoE, ModelArch, Plan, Precision, Recompute, Software, check_plan,
+    resolve_software,
+)
+from designer.perf.pipeline import interleave_depths, stage_layout
 
 from .factories import A100, H100, HDR, NDR
 
-__all__ = ["BIG_A100", "BIG_H100", "Case", "cases", "divisors", "jobs", "models"]
+__all__ = ["BIG_A100", "BIG_H100", "Case", "cases", "divisors", "jobs", "models", "softwares"]
 
 # The throughput identities do not depend on memory: GPUs with unlimited HBM let every
 # structurally valid plan run, so the strategies need not search for plans that fit.
@@ -55,40 +59,69 @@ def models(draw, tp: int, cp: int, moe_ok: bool = True) -> ModelArch:
 
 
 @st.composite
-def jobs(draw, model: ModelArch, batch: int, fp8_ok: bool) -> Job:
+def softwares(draw, preset: str | None = None) -> Software:
+    """A software stack with knobs it can honour."""
+    name = preset or draw(st.sampled_from(PRESET_NAMES))
+    prof = resolve_software(name).profile
+    attention = draw(st.sampled_from(["flash", "unfused"] if prof.flash_attention else ["unfused"]))
+    sp = draw(st.sampled_from([None, False, True] if prof.sequence_parallel else [None, False]))
+    tpo = prof.tp_comm_overlap and sp is not False and draw(st.booleans())
+    return resolve_software(name, attention=attention, sequence_parallel=sp, tp_comm_overlap=tpo,
+                            dp_overlap=draw(st.sampled_from([None, False, True])),
+                            dropout=draw(st.sampled_from([None, False, True])))
+
+
+def recomputes(software: Software) -> list[Recompute]:
+    """Recomputation settings a single estimate can take on this stack."""
+    return [r for r in Recompute if r is not Recompute.AUTO
+            and (r is not Recompute.SELECTIVE or software.profile.selective_recompute)]
+
+
+@st.composite
+def jobs(draw, model: ModelArch, batch: int, fp8_ok: bool, software: Software | None = None) -> Job:
     precisions = [Precision.BF16, Precision.FP16] + ([Precision.FP8] if fp8_ok else [])
     ckpt = draw(st.booleans())
+    sw = software if software is not None else draw(softwares())
     return Job(model, global_batch=batch, tokens=draw(st.floats(min_value=1e9, max_value=2e13)),
                precision=draw(st.sampled_from(precisions)),
-               recompute=draw(st.sampled_from(list(Recompute))),
+               recompute=draw(st.sampled_from(recomputes(sw))),
                # 1 TB/s per node writes even a 1T-parameter checkpoint in 14 s: never refused
                checkpoint_interval_s=3600.0 if ckpt else None,
                checkpoint_write_Bps_per_node=1e12 if ckpt else None,
-               fused_attention=draw(st.booleans()),
-               overlap=Overlap(*(draw(st.booleans()) for _ in range(5))),
-               fp32_grads=draw(st.booleans()), dropout=draw(st.booleans()))
+               software=sw)
 
 
 @st.composite
 def cases(draw, moe_ok: bool = True) -> Case:
     """A job, a structurally valid plan for it and a cluster (GPUs with unlimited memory)."""
+    sw = draw(softwares())
+    prof = sw.profile
     tp = draw(st.sampled_from([1, 2, 4, 8]))
-    cp = draw(st.sampled_from([1, 2, 4, 8]))
-    model = draw(models(tp, cp, moe_ok))
-    pp = draw(st.sampled_from([p for p in (1, 2, 4, 8) if p <= model.layers]))
-    v = draw(st.sampled_from([x for x in (1, 2, 3) if pp > 1 and pp * x <= model.layers] or [1]))
+    cp = draw(st.sampled_from([1, 2, 4, 8] if prof.context_parallel else [1]))
+    model = draw(models(tp, cp, moe_ok and prof.expert_parallel))
+    pps = [p for p in (1, 2, 4, 8) if p <= model.layers and (prof.uneven_pipeline or model.layers % p == 0)]
+    pp = draw(st.sampled_from(pps))
+    layout = stage_layout(model.layers, pp, None, None, prof.uneven_pipeline)
+    depths = [x for x in interleave_depths(layout) if x > 1] if prof.interleaving and pp > 1 else []
+    v = draw(st.sampled_from([1] + depths[:3]))
     dp = draw(st.integers(min_value=1, max_value=64))
     mb = draw(st.sampled_from([1, 2, 4]))
     micro = draw(st.integers(min_value=1, max_value=8)) * (pp if v > 1 else 1)
     ep = 1
     if model.moe is not None:
         ep = draw(st.sampled_from(divisors(math.gcd(dp, model.moe.experts))))
+    zeros = [z for z in prof.zero_stages if pp == 1 or z <= prof.zero_with_pipeline]
+    if tp == 1 or sw.sequence_parallel is False or not prof.sequence_parallel:
+        sp = False
+    elif sw.sequence_parallel is True or sw.tp_comm_overlap:
+        sp = True
+    else:
+        sp = draw(st.booleans())
     plan = Plan(tp=tp, pp=pp, dp=dp, ep=ep, cp=cp, microbatch=mb, virtual_stages=v,
-                zero=draw(st.integers(min_value=0, max_value=3)),
-                sequence_parallel=draw(st.booleans()))
+                zero=draw(st.sampled_from(zeros)), sequence_parallel=sp)
     gpu, net = draw(st.sampled_from([(BIG_H100, NDR), (BIG_A100, HDR)]))
     net = replace(net, gpus_per_node=draw(st.sampled_from([4, 8])))
-    job = draw(jobs(model, dp * mb * micro, fp8_ok=gpu.fp8_flops is not None))
+    job = draw(jobs(model, dp * mb * micro, fp8_ok=gpu.fp8_flops is not None, software=sw))
     cluster = Cluster(gpu, net)
     assert check_plan(job, plan, cluster) is None, check_plan(job, plan, cluster)
     return Case(job, plan, cluster)

@@ -84,7 +84,8 @@ def test_nvls_used_inside_an_h100_node_but_not_on_a100():
     h100_ring = network.all_reduce_s(n, group, _links(scaleup_reduction_efficiency=0.0))
     assert h100 < h100_ring
     a100 = network.all_reduce_s(n, group, _links(A100, HDR))
-    assert a100 == pytest.approx(coll.ring_all_reduce_s(n, 8, 300e9 * 0.75, 4.3e-6))
+    # NCCL's latency: base 8.4 us and 14 NVLink steps of 3.4 us
+    assert a100 == pytest.approx(coll.ring_all_reduce_s(n, 8, 300e9 * 0.75, 3.4e-6) + 8.4e-6)
 
 
 def test_cross_node_all_reduce_is_bounded_by_the_nics():
@@ -123,7 +124,7 @@ def test_all_to_all_bounds_injection_bisection_and_rail_only():
     assert t >= off / (50e9 * 0.94)  # the NIC carries the off-node share
     thin = _links(bisection_Bps_per_gpu=2e9)  # a heavily tapered fabric
     assert network.all_to_all_s(n, group, thin) == pytest.approx(
-        off / (4 * 2e9 * 0.94) + 7 * links.su_alpha_s + 56 * links.net_any_alpha_s)
+        off / (4 * 2e9 * 0.94) + links.base_s + 7 * links.su_alpha_s + 56 * links.net_any_alpha_s)
     rail_only = _links(rail_only=True)
     assert network.all_to_all_s(n, group, rail_only) > t
 
@@ -133,6 +134,19 @@ def test_tp_group_across_nodes_is_slower_than_inside():
     inside = network.all_reduce_s(msg, network.group_layout(8, 1, 8), _links())
     across = network.all_reduce_s(msg, network.group_layout(16, 1, 8), _links())
     assert across > 1.5 * inside
+
+
+def test_ring_latency_follows_nccls_tuner_on_large_groups():
+    """NCCL's own model (src/graph/tuning.cc, Simple): a ring all-reduce over 1,024 ranks on 128
+    nodes pays 8.4 + 1,792 x 3.4 + 254 x 14 us ~ 9.7 ms of latency before the fabric's; a tree
+    over 128 nodes 8.4 + 2 (7 x 4.0 + 7 x 14) ~ 0.26 ms, so a small all-reduce takes the tree."""
+    links = _links(host_latency_s=0.0, switch_latency_s=0.0)
+    assert network.ring_latency_s(1024, 128, links, 2) == pytest.approx(9657e-6, rel=1e-3)
+    small = network.all_reduce_s(1e3, network.group_layout(1024, 1, 8), links)
+    assert small == pytest.approx(260.4e-6, rel=0.02)
+    # one rank per node: all-gather may use PAT, logarithmic in nodes plus 2.8 us per rank
+    ag = network.all_gather_s(1e3, network.group_layout(1024, 8, 8), links)
+    assert ag == pytest.approx(8e-6 + 10 * 14e-6 / 3.5 + 2.8e-6 * 1024, rel=0.01)
 
 
 def test_mesh_partial_group_uses_only_direct_links():

@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from designer.perf import Job, Plan, Precision, Recompute
+from designer.perf import Job, Plan, Precision, resolve_software
 from designer.perf.compute import gemm_rate, layer_times, logit_times, peak_rate
 from designer.perf.flops import gemm_flops_per_token
 
 from .factories import A100, H100, LLAMA3_8B
-from .strategies import models
+from .strategies import models, recomputes, softwares
 
 REL = 1e-9
 
@@ -24,10 +24,10 @@ def splits(draw):
     tp = draw(st.sampled_from([1, 2, 4, 8]))
     cp = draw(st.sampled_from([1, 2, 4, 8]))
     model = draw(models(tp, cp))
+    sw = draw(softwares())
     job = Job(model, global_batch=64, tokens=1e9,
               precision=draw(st.sampled_from([Precision.BF16, Precision.FP8])),
-              recompute=draw(st.sampled_from(list(Recompute))),
-              fused_attention=draw(st.booleans()), dropout=draw(st.booleans()))
+              recompute=draw(st.sampled_from(recomputes(sw))), software=sw)
     mb = draw(st.sampled_from([1, 2, 4]))
     ep = model.moe.experts if model.moe is not None else 1
     a = Plan(tp=tp, pp=1, dp=ep, ep=ep, cp=cp, microbatch=mb)

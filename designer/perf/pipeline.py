@@ -1,0 +1,149 @@
+"""Pipeline schedules: how layers split over stages, micro-batches in flight, the bubble.
+
+* Layers per stage (:func:`stage_layout`): an even split, or first and last stages with other
+  counts than the middle ones (Megatron-Core ``--decoder-first-pipeline-num-layers`` and
+  ``--decoder-last-pipeline-num-layers``, 2024-09; DeepSpeed ``--pp-partition-method``;
+  torchtitan splits by module names). Llama 3 405B runs 126 layers on 16 stages as 7 + 14 x 8
+  + 7: "we reduce one Transformer layer each from the first and the last stages" (The Llama 3
+  Herd of Models, sec. 3.3.2).
+* Interleaving (Narayanan et al. SC21, sec. 2.2): each stage holds ``v`` model chunks; ``v``
+  must divide the middle stages' layers, at any depth.
+* Micro-batches in flight on stage ``r`` (activations held): 1F1B warms up ``p - r - 1``
+  micro-batches, so ``min(m, p - r)``; interleaved 1F1B warms up ``2 (p - r - 1) + (v - 1) p``
+  chunks (Megatron-LM ``get_num_warmup_microbatches`` in
+  megatron/core/pipeline_parallel/schedules.py), ``(2 (p - r - 1) + (v - 1) p + 1) / v`` stages'
+  worth, which for ``r = 0`` is Korthikanti et al.'s ``p (1 + (p - 1) / (p v))``.
+* Bubble: ``(p - 1) / v`` micro-batch times of the slowest stage (SC21 sec. 2.2).
+"""
+
+from __future__ import annotations
+
+__all__ = ["StageLayout", "stage_layout", "inflight", "interleave_depths"]
+
+import functools
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class StageLayout:
+    """Transformer layers on the first, each middle and the last pipeline stage."""
+
+    first: int
+    middle: int
+    last: int
+    stages: int
+
+    @property
+    def max_layers(self) -> int:
+        """Layers on the stage that holds the most."""
+        return max(self.first, self.middle, self.last)
+
+    @property
+    def is_even(self) -> bool:
+        """Every stage holds the same number of layers."""
+        return self.first == self.middle == self.last
+
+
+def _balanced(layers: int, pp: int) -> StageLayout | None:
+    """First and last stages absorb the remainder of an uneven split, as evenly as Megatron's
+    first/last options allow (the first stage gets the fewer: it holds the most activations)."""
+    if pp == 2:
+        first = layers // 2
+        return StageLayout(first, layers - first, layers - first, 2)
+    best: StageLayout | None = None
+    ceil = math.ceil(layers / pp)
+    for middle in (ceil, ceil - 1):
+        rest = layers - (pp - 2) * middle
+        if middle < 1 or rest < 2:
+            continue
+        first = rest // 2
+        cand = StageLayout(first, middle, rest - first, pp)
+        if best is None or cand.max_layers < best.max_layers:
+            best = cand
+    return best
+
+
+@functools.lru_cache(maxsize=4096)  # a few shapes, asked for by every plan of a search
+def stage_layout(layers: int, pp: int, first: int | None = None, last: int | None = None,
+                 uneven: bool = True) -> StageLayout | str:
+    """How ``layers`` transformer layers split over ``pp`` stages, or why they cannot.
+
+    Args:
+        layers: transformer layers of the model.
+        pp: pipeline stages.
+        first, last: pinned layer counts of the first and last stage (``None``: chosen).
+        uneven: the stack can give the first and last stages other counts than the rest.
+
+    Returns:
+        A :class:`StageLayout`, or a reason string.
+
+    Examples:
+        >>> stage_layout(126, 16)
+        StageLayout(first=7, middle=8, last=7, stages=16)
+        >>> stage_layout(96, 8)
+        StageLayout(first=12, middle=12, last=12, stages=8)
+        >>> stage_layout(126, 16, uneven=False)
+        'pp=16 does not divide the 126 layers (the stack splits layers evenly)'
+    """
+    if pp == 1:
+        if (first is not None and first != layers) or (last is not None and last != layers):
+            return "first_stage_layers and last_stage_layers need pipeline parallelism"
+        return StageLayout(layers, layers, layers, 1)
+    if pp > layers:
+        return f"pp={pp} exceeds the {layers} layers"
+    if first is None and last is None:
+        if layers % pp == 0:
+            m = layers // pp
+            return StageLayout(m, m, m, pp)
+        if not uneven:
+            return f"pp={pp} does not divide the {layers} layers (the stack splits layers evenly)"
+        return _balanced(layers, pp) or f"the {layers} layers cannot be split over pp={pp} stages"
+    if not uneven:
+        return "the stack cannot give the first and last pipeline stages their own layer counts"
+    for name, value in (("first_stage_layers", first), ("last_stage_layers", last)):
+        if value is not None and not 1 <= value < layers:
+            return f"{name}={value} must be between 1 and {layers - 1}"
+    if pp == 2:
+        f = first if first is not None else layers - last  # type: ignore[operator]
+        la = last if last is not None else layers - f
+        if f + la != layers:
+            return f"first_stage_layers + last_stage_layers must be the {layers} layers on two stages"
+        return StageLayout(f, la, la, 2)
+    ends = [v for v in (first, last) if v is not None]
+    rest = layers - sum(ends)
+    others = pp - len(ends)
+    if rest < others or rest % others:
+        return (f"the {rest} layers left after the first and last stages do not divide evenly over "
+                f"the other {others} stages")
+    m = rest // others
+    return StageLayout(first if first is not None else m, m, last if last is not None else m, pp)
+
+
+@functools.lru_cache(maxsize=1024)
+def interleave_depths(layout: StageLayout) -> tuple[int, ...]:
+    """Interleaving depths ``v`` the layout allows: every divisor of the middle stages' layers
+    (1 is plain 1F1B). The first and last stages may hold fewer layers in their chunks."""
+    if layout.stages == 1:
+        return (1,)
+    m = layout.middle
+    if max(layout.first, layout.last) > m:
+        return (1,)
+    return tuple(v for v in range(1, m + 1) if m % v == 0)
+
+
+def inflight(pp: int, v: int, microbatches: int, rank: int) -> float:
+    """Micro-batches whose activations stage ``rank`` holds at its peak, in whole-stage units.
+
+    Examples:
+        >>> inflight(4, 1, 16, 0), inflight(4, 1, 16, 3), inflight(4, 1, 2, 0)
+        (4.0, 1.0, 2.0)
+        >>> inflight(4, 2, 16, 0) == 4 * (1 + 3 / (4 * 2))
+        True
+    """
+    if pp == 1:
+        return 1.0
+    if v == 1:
+        return float(min(microbatches, pp - rank))
+    chunks = min(microbatches * v, 2 * (pp - rank - 1) + (v - 1) * pp + 1)
+    return chunks / v

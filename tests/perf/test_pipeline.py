@@ -1,0 +1,115 @@
+"""Pipeline schedules: stage layouts, interleaving depths, micro-batches in flight, uneven stages."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from designer.perf import Cluster, Job, ModelArch, Plan, check_plan, estimate_step, resolve_software, search_plans
+from designer.perf.memory import memory_per_gpu, usable_hbm_bytes
+from designer.perf.pipeline import StageLayout, inflight, interleave_depths, stage_layout
+
+from .factories import H100, LLAMA3_8B, LLAMA3_70B, NDR
+
+# Llama 3 405B (The Llama 3 Herd of Models, Table 3): 126 layers, 16,384 wide, 128 heads, 8 KV
+# heads, SwiGLU 53,248, vocabulary 128,256, sequence 8,192 in pre-training (sec. 3.4).
+LLAMA3_405B = ModelArch("llama3-405b", 126, 16384, 128, 8, 53248, 128256, 8192, gated_mlp=True,
+                        params=405.9e9)
+
+
+def test_llama3_405b_splits_as_meta_ran_it():
+    """126 layers on 16 stages: one layer fewer on the first and the last (Llama 3 sec. 3.3.2)."""
+    assert stage_layout(126, 16) == StageLayout(7, 8, 7, 16)
+    assert stage_layout(126, 16, uneven=False) == "pp=16 does not divide the 126 layers (the stack splits layers evenly)"
+    assert interleave_depths(stage_layout(126, 16)) == (1, 2, 4, 8)
+
+
+@pytest.mark.parametrize("layers, pp, first, last, expect", [
+    (96, 8, None, None, StageLayout(12, 12, 12, 8)),
+    (80, 3, None, None, StageLayout(26, 27, 27, 3)),
+    (61, 4, None, None, StageLayout(14, 16, 15, 4)),
+    (32, 2, None, None, StageLayout(16, 16, 16, 2)),
+    (33, 2, None, None, StageLayout(16, 17, 17, 2)),
+    (126, 16, 6, 8, StageLayout(6, 8, 8, 16)),
+    (62, 2, 30, None, StageLayout(30, 32, 32, 2)),
+])
+def test_stage_layouts_hold_every_layer(layers, pp, first, last, expect):
+    layout = stage_layout(layers, pp, first, last)
+    assert layout == expect
+    if pp == 2:
+        assert layout.first + layout.last == layers
+    else:
+        assert layout.first + (pp - 2) * layout.middle + layout.last == layers
+
+
+def test_pinned_stages_must_leave_an_even_rest():
+    assert "do not divide evenly" in stage_layout(126, 16, 5, 7)
+    assert "need pipeline parallelism" in stage_layout(32, 1, 4, None)
+
+
+def test_interleaving_at_any_depth_that_divides_a_stage():
+    assert interleave_depths(stage_layout(80, 4)) == (1, 2, 4, 5, 10, 20)
+    assert interleave_depths(stage_layout(96, 8)) == (1, 2, 3, 4, 6, 12)
+
+
+def test_interleaved_warmup_is_megatrons():
+    """Megatron-LM: rank r warms up 2 (p - r - 1) + (v - 1) p chunks; plus the one in flight."""
+    p, v = 8, 3
+    for rank in range(p):
+        chunks = 2 * (p - rank - 1) + (v - 1) * p + 1
+        assert inflight(p, v, 64, rank) == pytest.approx(chunks / v)
+    assert inflight(p, v, 2, 0) == pytest.approx(2.0)  # no more than the step's micro-batches
+
+
+def test_uneven_split_runs_on_stacks_that_have_it_only():
+    cluster = Cluster(H100, NDR)
+    plan = Plan(tp=8, pp=16, dp=2, microbatch=1, zero=1)
+    core = Job(LLAMA3_405B, 64, 1e9, recompute="full")
+    assert check_plan(core, plan, cluster) is None
+    old = Job(LLAMA3_405B, 64, 1e9, recompute="full", software=resolve_software("megatron-lm-2021"))
+    assert "does not divide the 126 layers" in check_plan(old, replace(plan, zero=0, sequence_parallel=False), cluster)
+    est = estimate_step(core, plan, cluster)
+    assert est.stage_layers == (7, 8, 7)
+
+
+def test_the_slowest_stage_sets_the_pace():
+    """Llama 3 8B's logits (128K vocabulary) cost about two layers: moving a layer from the last
+    stage to the first speeds the step; piling layers on the first stage slows it."""
+    cluster = Cluster(H100, NDR)
+    job = Job(LLAMA3_8B, 256, 1e9, recompute="full")
+    base = Plan(tp=1, pp=4, dp=2, microbatch=1, zero=1)
+    even = estimate_step(job, base, cluster)
+    light_last = estimate_step(job, replace(base, first_stage_layers=9, last_stage_layers=7), cluster)
+    heavy_first = estimate_step(job, replace(base, first_stage_layers=12, last_stage_layers=4), cluster)
+    assert (even.stage_layers, light_last.stage_layers) == ((8, 8, 8), (9, 8, 7))
+    assert light_last.breakdown.compute_s < even.breakdown.compute_s < heavy_first.breakdown.compute_s
+
+
+def test_llama3_405b_production_layout_fits_with_the_reserve():
+    """Meta's layout (Llama 3 Table 4): TP8 PP16 DP128 on 16,384 H100, sequence 8,192, 2,048
+    sequences per step (16 per data-parallel group), no activation checkpointing, FSDP keeping
+    parameters unsharded after the forward (ZeRO-2), interleaved. It ran, so it must fit under the
+    allocator and NCCL reserve, at every interleaving depth the stages allow."""
+    job = Job(LLAMA3_405B, 2048, 15e12, recompute="none", software=resolve_software("fsdp2"))
+    cluster = Cluster(H100, NDR)
+    for v in (2, 4, 8):
+        plan = Plan(tp=8, pp=16, dp=128, microbatch=1, virtual_stages=v, zero=2)
+        assert check_plan(job, plan, cluster) is None
+        need = memory_per_gpu(job, plan, 16).total
+        assert need <= usable_hbm_bytes(H100) < 0.95 * H100.hbm_bytes
+
+
+def test_recompute_auto_picks_the_fastest_that_fits():
+    cluster = Cluster(H100, NDR)
+    auto = search_plans(Job(LLAMA3_70B, 1024, 1e9, recompute="auto"), cluster, 256)
+    each = []
+    for r in ("none", "selective", "full"):
+        try:
+            each.append(search_plans(Job(LLAMA3_70B, 1024, 1e9, recompute=r), cluster, 256).step_time_s)
+        except Exception:
+            pass
+    assert auto.step_time_s == pytest.approx(min(each))
+    assert auto.recompute.value in ("none", "selective", "full")
+    with pytest.raises(Exception, match="recompute auto"):
+        estimate_step(Job(LLAMA3_70B, 1024, 1e9, recompute="auto"), auto.plan, cluster)

@@ -1,0 +1,152 @@
+"""Software stacks: each preset's features bound the plan search; knobs it lacks are refused."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from designer.errors import PerfError
+from designer.perf import (
+    PRESET_NAMES, Cluster, Job, Plan, PlanConstraints, Recompute, check_plan, estimate_step, resolve_software,
+    search_plans, software_conflicts,
+)
+from designer.perf.overlap import exposed_s
+from designer.spec.choices import ATTENTION_KERNELS, SOFTWARE_PRESETS
+
+from .factories import GPT3, GPT_1B, H100, HDR, LLAMA3_8B, LLAMA3_70B, NDR
+
+
+def test_the_spec_and_the_model_know_the_same_presets():
+    assert SOFTWARE_PRESETS == PRESET_NAMES
+    assert set(ATTENTION_KERNELS) == {"flash", "unfused"}
+
+
+def test_default_stack_is_megatron_core_with_flash_attention():
+    sw = resolve_software()
+    assert sw.preset == "megatron-core" and sw.flash and not sw.tp_comm_overlap
+    assert sw.describe() == {"preset": "megatron-core", "attention": "flash", "sequence_parallel": "auto",
+                             "tp_comm_overlap": False, "dp_overlap": True, "dropout": False}
+
+
+@pytest.mark.parametrize("preset, knobs, match", [
+    ("megatron-lm-2021", {"attention": "flash"}, "software.attention"),
+    ("megatron-lm-2021", {"sequence_parallel": True}, "software.sequence_parallel"),
+    ("deepspeed", {"tp_comm_overlap": True}, "software.tp_comm_overlap"),
+    ("megatron-core", {"tp_comm_overlap": True, "sequence_parallel": False}, "software.tp_comm_overlap"),
+    ("megatron-core", {"attention": "sparse"}, "software.attention"),
+    ("jax", {}, "unknown software preset"),
+])
+def test_a_knob_the_stack_cannot_honour_is_refused(preset, knobs, match):
+    with pytest.raises(PerfError, match=match):
+        resolve_software(preset, **knobs)
+
+
+def test_megatron_lm_2021_has_no_selective_recompute():
+    with pytest.raises(PerfError, match="selective"):
+        Job(GPT3, 1536, 1e9, recompute="selective", software=resolve_software("megatron-lm-2021"))
+    job = Job(GPT3, 1536, 1e9, recompute="auto", software=resolve_software("megatron-lm-2021"))
+    assert job.recompute_choices() == (Recompute.NONE, Recompute.FULL)
+
+
+def _plans_tried(job, cluster, gpus):
+    from designer.perf.search import candidate_plans
+    return [p for _, group in candidate_plans(job, cluster, gpus) for p in group]
+
+
+def test_search_uses_only_what_megatron_lm_2021_has():
+    """SC21's Megatron-LM: no sequence or context parallelism, no distributed optimizer, even
+    pipeline splits; interleaving yes."""
+    job = Job(GPT3, 1536, 1e9, recompute="auto", software=resolve_software("megatron-lm-2021"))
+    plans = _plans_tried(job, Cluster(H100, NDR), 1024)
+    assert plans and all(p.cp == 1 and not p.sequence_parallel and p.zero == 0 for p in plans)
+    assert all(96 % p.pp == 0 for p in plans)
+    assert any(p.virtual_stages > 1 for p in plans)
+    best = search_plans(job, Cluster(H100, NDR), 1024)
+    assert best.recompute in (Recompute.NONE, Recompute.FULL)
+    assert best.software.preset == "megatron-lm-2021"
+
+
+def test_search_uses_only_what_deepspeed_has():
+    """DeepSpeed's pipeline engine: plain 1F1B, ZeRO-1 at most with pipeline stages."""
+    job = Job(GPT3, 1536, 1e9, recompute="full", software=resolve_software("deepspeed"))
+    plans = _plans_tried(job, Cluster(H100, NDR), 512)
+    assert plans and all(p.virtual_stages == 1 and p.cp == 1 for p in plans)
+    assert all(p.zero <= 1 for p in plans if p.pp > 1)
+    assert any(p.zero == 3 for p in plans if p.pp == 1)
+
+
+def test_search_uses_only_what_fsdp2_has():
+    """FSDP2: no distributed optimizer (ZeRO-1); replicate, reshard_after_forward=False, FULL_SHARD."""
+    job = Job(LLAMA3_8B, 512, 1e9, software=resolve_software("fsdp2"))
+    plans = _plans_tried(job, Cluster(H100, NDR), 64)
+    assert {p.zero for p in plans} == {0, 2, 3}
+
+
+def test_sequence_parallel_false_keeps_the_search_off_it():
+    job = Job(LLAMA3_70B, 1024, 1e9, recompute="selective",
+              software=resolve_software(sequence_parallel=False))
+    plans = _plans_tried(job, Cluster(H100, NDR), 256)
+    assert not any(p.sequence_parallel for p in plans)
+
+
+def test_pinned_parts_the_stack_lacks_are_named():
+    sw = resolve_software("megatron-lm-2021")
+    fields = {f for f, _ in software_conflicts(sw, PlanConstraints(cp=2, zero=1, sequence_parallel=True))}
+    assert fields == {"cp", "zero", "sequence_parallel"}
+    ds = resolve_software("deepspeed")
+    assert [f for f, _ in software_conflicts(ds, PlanConstraints(pp=4, zero=3, virtual_stages=2))] == [
+        "zero", "virtual_stages"]
+    reason = check_plan(Job(GPT3, 1536, 1e9, recompute="full", software=ds),
+                        Plan(tp=8, pp=4, dp=4, zero=3), Cluster(H100, NDR))
+    assert reason is not None and "ZeRO stage 1 at most" in reason
+
+
+def test_unfused_attention_is_slower_and_keeps_the_scores():
+    plan = Plan(tp=8, pp=1, dp=1, microbatch=1, zero=0, sequence_parallel=False)
+    cluster = Cluster(H100, NDR)
+    fused = estimate_step(Job(GPT_1B, 8, 1e9), plan, cluster)
+    unfused = estimate_step(Job(GPT_1B, 8, 1e9, software=resolve_software(attention="unfused")), plan, cluster)
+    assert unfused.step_time_s > fused.step_time_s
+    assert unfused.memory.activations > fused.memory.activations
+
+
+def test_deepspeed_zero3_gathers_through_each_gpus_own_nic():
+    """DeepSpeed's flat coalesced all-gather: every GPU's NIC carries its whole share, so across
+    nodes ZeRO-3 communication takes about gpus-per-node times an FSDP ring's, which pools the
+    node's NICs (both with the same bytes on the wire)."""
+    plan = Plan(tp=1, pp=1, dp=64, microbatch=1, zero=3)
+    cluster = Cluster(H100, HDR)
+    ring = resolve_software("fsdp2")
+    ring = replace(ring, profile=replace(ring.profile, grad_reduce_bytes=2.0))
+    fsdp = estimate_step(Job(GPT_1B, 64, 1e9, software=ring), plan, cluster)
+    ds = estimate_step(Job(GPT_1B, 64, 1e9, software=resolve_software("deepspeed")), plan, cluster)
+    assert ds.breakdown.dp_comm_s > 5 * fsdp.breakdown.dp_comm_s
+
+
+def test_deepspeed_overlaps_data_parallel_traffic_only_at_zero3_by_default():
+    sw = resolve_software("deepspeed")
+    assert not sw.overlaps_dp(1) and sw.overlaps_dp(3)
+    assert resolve_software("deepspeed", dp_overlap=True).overlaps_dp(1)
+    assert not resolve_software("megatron-lm-2021").overlaps_dp(0)
+
+
+def test_tp_comm_overlap_hides_most_tensor_parallel_time():
+    plan = Plan(tp=8, pp=1, dp=8, microbatch=1, zero=1)
+    cluster = Cluster(H100, NDR)
+    plain = estimate_step(Job(LLAMA3_8B, 64, 1e9), plan, cluster)
+    overlapped = estimate_step(Job(LLAMA3_8B, 64, 1e9, software=resolve_software(tp_comm_overlap=True)),
+                               plan, cluster)
+    assert overlapped.breakdown.tp_comm_s == pytest.approx(plain.breakdown.tp_comm_s)
+    saved = plain.step_time_s - overlapped.step_time_s
+    # at most the overlappable share, less the compute slowdown on it
+    assert 0 < saved < 0.9 * plain.breakdown.tp_comm_s
+
+
+@pytest.mark.parametrize("comm, window, e, s", [(1.0, 5.0, 1.0, 0.19), (2.0, 1.0, 0.9, 0.19), (0.3, 0.0, 0.5, 0.2)])
+def test_exposed_is_between_the_slowdown_and_the_whole_collective(comm, window, e, s):
+    out = exposed_s(comm, window, e, s)
+    assert s * e * comm + (1 - e) * comm - 1e-12 <= out <= comm + 1e-12
+    # more window never exposes more; no window exposes all
+    assert exposed_s(comm, window * 2 + 1, e, s) <= out
+    assert exposed_s(comm, 0.0, e, s) == pytest.approx(comm)
