@@ -19,6 +19,7 @@ from __future__ import annotations
 __all__ = ["BUILTIN_FILES", "builtin_paths", "load_builtin", "load_catalog"]
 
 import hashlib
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Any, Sequence
@@ -35,16 +36,44 @@ BUILTIN_FILES = ("gpus.yaml", "nics.yaml", "switches.yaml", "cables.yaml", "tran
 _BUILTIN_PACKAGE = "designer.catalogs"
 
 
-def _load_doc(path: Path, raw: bytes | None = None) -> tuple[yamlio.YamlDoc, bytes]:
-    """Parse a user file (or the bytes of a built-in one); YAML problems become CatalogErrors."""
+# A file is taken for a catalog, and quoted in messages, only when lines of its own start with
+# the catalog's first keys: the content of anything else (``catalogs: [/etc/shadow]``) is never
+# echoed, not even a key of it that YAML happened to parse.
+_CATALOG_KEYS = (re.compile(r"^schema_version[ \t]*:", re.M), re.compile(r"^kind[ \t]*:", re.M))
+
+
+def _refuse(path: Path, named_at: tuple[str, Location] | None) -> CatalogError:
+    """The one error for a file that cannot be used as a catalog (:data:`yamlio.NOT_A_CATALOG`),
+    at the place that names it (a spec's ``catalogs[i]``, quoted as written) or else at the file."""
+    if named_at is None:
+        return CatalogError(yamlio.NOT_A_CATALOG, Location(str(path)))
+    written, where = named_at
+    return CatalogError(f"catalog file {yamlio.shown(written)} {yamlio.NOT_A_CATALOG} (paths resolve relative "
+                        "to the spec's folder)", where)
+
+
+def _read_user_file(path: Path, named_at: tuple[str, Location] | None) -> str:
+    """A user catalog's text: a regular file of at most ``yamlio.MAX_BYTES`` bytes of UTF-8 text,
+    read once without blocking, that looks like a catalog; else the one refusal of :func:`_refuse`."""
     try:
-        if raw is not None:
-            return yamlio.load_yaml_text(raw.decode("utf-8"), str(path)), raw
-        return yamlio.load_yaml(path), path.read_bytes()
+        text = yamlio.read_regular_file(path).decode("utf-8")
+    except (OSError, ValueError):  # UnicodeDecodeError is a ValueError
+        raise _refuse(path, named_at) from None
+    if "\x00" in text or not all(key.search(text) for key in _CATALOG_KEYS):
+        raise _refuse(path, named_at)
+    return text
+
+
+def _load_doc(path: Path, raw: bytes | None = None, named_at: tuple[str, Location] | None = None
+              ) -> tuple[yamlio.YamlDoc, bytes]:
+    """Parse a user file (or the bytes of a built-in one) and return it with the bytes it was
+    parsed from (read once: a second read could see another file); YAML problems become
+    CatalogErrors, located in the file."""
+    text = raw.decode("utf-8") if raw is not None else _read_user_file(path, named_at)
+    try:
+        return yamlio.load_yaml_text(text, str(path)), text.encode("utf-8")
     except InputError as exc:
         raise CatalogError(exc.message, exc.location) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CatalogError(f"cannot read file: {exc}", Location(str(path))) from None
 
 
 def _builtin_root() -> Any:
@@ -86,7 +115,8 @@ def load_builtin() -> Catalog:
     return load_catalog(())
 
 
-def load_catalog(user_files: Sequence[Path | str] = (), *, base: Catalog | None = None) -> Catalog:
+def load_catalog(user_files: Sequence[Path | str] = (), *, base: Catalog | None = None,
+                 named_at: Sequence[tuple[str, Location]] | None = None) -> Catalog:
     """Load the built-in catalogs (or ``base``) and merge user catalog files over them, in order.
 
     Model:
@@ -97,6 +127,8 @@ def load_catalog(user_files: Sequence[Path | str] = (), *, base: Catalog | None 
     Args:
         user_files: user catalog YAML files, applied in the order given.
         base: an already loaded catalog to merge onto instead of the built-ins.
+        named_at: per user file, its name as written and where (a spec's ``catalogs[i]``): a
+            file that cannot be used as a catalog is reported there, without a word of its content.
 
     Returns:
         The merged Catalog. ``digest`` is sha256 over the bytes of every file in load order
@@ -114,9 +146,9 @@ def load_catalog(user_files: Sequence[Path | str] = (), *, base: Catalog | None 
         _apply_builtins(merge, digest)
     else:
         digest.update(base.digest.encode("ascii"))
-    for user_file in user_files:
+    for i, user_file in enumerate(user_files):
         path = Path(user_file)
-        doc, raw = _load_doc(path)
+        doc, raw = _load_doc(path, named_at=named_at[i] if named_at is not None else None)
         digest.update(raw)
         merge.apply(doc, str(user_file))
     merge.check_references()

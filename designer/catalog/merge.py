@@ -48,17 +48,21 @@ class Merge:
             raise CatalogError("a catalog file is a mapping with schema_version, kind and items", doc.locate(()))
         for key in data:
             if key not in _TOP_KEYS:
-                raise CatalogError(f"unknown key '{key}'{_hint(key, _TOP_KEYS)}; a catalog file has "
-                                   f"{', '.join(_TOP_KEYS)}", doc.locate((key,), key=True))
+                # Quoted only when it is a misspelling of a catalog key: a line of some other file
+                # that happens to parse as a key is not repeated.
+                hint = _hint(key, _TOP_KEYS)
+                what = f"unknown key {yamlio.shown(key)}{hint}" if hint else "unknown key"
+                raise CatalogError(f"{what}; a catalog file has {', '.join(_TOP_KEYS)}",
+                                   doc.locate((key,), key=True))
         for key in ("schema_version", "kind", "items"):
             if key not in data:
                 raise CatalogError(f"missing '{key}'", doc.locate(()))
         if type(data["schema_version"]) is not int or data["schema_version"] != SCHEMA_VERSION:
-            raise CatalogError(f"schema_version must be {SCHEMA_VERSION}, got {data['schema_version']!r}",
+            raise CatalogError(f"schema_version must be {SCHEMA_VERSION}, got {yamlio.shown(data['schema_version'])}",
                                doc.locate(("schema_version",)))
         kind = data["kind"]
         if not isinstance(kind, str) or kind not in _KINDS:
-            raise CatalogError(f"unknown kind {kind!r}{_hint(str(kind), KINDS)}; use one of {', '.join(KINDS)}",
+            raise CatalogError(f"unknown kind {yamlio.shown(kind)}{_hint(str(kind), KINDS)}; use one of {', '.join(KINDS)}",
                                doc.locate(("kind",)))
         if expected_kind is not None and kind != expected_kind:
             raise CatalogError(f"this file must have kind '{expected_kind}', not '{kind}'", doc.locate(("kind",)))
@@ -83,7 +87,7 @@ class Merge:
         allowed = ("name", *(f.key for f in spec.fields), *_PROVENANCE_KEYS)
         for key in raw:
             if key not in allowed:
-                raise CatalogError(f"unknown key '{key}' for a {kind}{_hint(str(key), allowed)}",
+                raise CatalogError(f"unknown key {yamlio.shown(key)} for a {kind}{_hint(str(key), allowed)}",
                                    doc.locate(path + (key,), key=True))
         if "name" not in raw:
             raise CatalogError(f"this {kind} has no 'name'", doc.locate(path))

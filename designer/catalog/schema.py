@@ -20,6 +20,7 @@ from designer.catalog.types import (
     Protocol, Server, Switch, Transceiver,
 )
 from designer.spec import units
+from designer.spec.yamlio import shown
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 _AS_OF = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
@@ -44,7 +45,7 @@ def hint(word: str, options: Iterable[str]) -> str:
 
 def text(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"expected non-empty text, got {value!r}")
+        raise ValueError(f"expected non-empty text, got {shown(value)}")
     return value.strip()
 
 
@@ -58,7 +59,7 @@ def name_ref(value: Any) -> str:
 def integer(minimum: int) -> Parser:
     def parse(value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"expected a whole number, got {value!r}")
+            raise ValueError(f"expected a whole number, got {shown(value)}")
         if value < minimum:
             raise ValueError(f"must be at least {minimum}, got {value}")
         return value
@@ -69,7 +70,7 @@ def positive(parse_unit: Parser) -> Parser:
     def parse(value: Any) -> float:
         number = parse_unit(value)
         if number <= 0:
-            raise ValueError(f"must be positive, got {value!r}")
+            raise ValueError(f"must be positive, got {shown(value)}")
         return number
     return parse
 
@@ -80,14 +81,14 @@ def optional(parse: Parser) -> Parser:
 
 def flag(value: Any) -> bool:
     if not isinstance(value, bool):
-        raise ValueError(f"expected true or false, got {value!r}")
+        raise ValueError(f"expected true or false, got {shown(value)}")
     return value
 
 
 def _pue(value: Any) -> float:
     # PUE = facility power / IT power, so it cannot be below 1 (The Green Grid definition).
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 1.0 <= value <= 5.0:
-        raise ValueError(f"a PUE is a number between 1 and 5, got {value!r}")
+        raise ValueError(f"a PUE is a number between 1 and 5, got {shown(value)}")
     return float(value)
 
 
@@ -98,7 +99,7 @@ def _length_m(value: Any) -> float:
     # designer.spec.units has no length parser; reach is the only length in the catalogs.
     m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-z]+)\s*", value) if isinstance(value, str) else None
     if not m or m.group(2) not in _LENGTH or float(m.group(1)) <= 0:
-        raise ValueError(f"expected a positive length such as '30 m', got {value!r}")
+        raise ValueError(f"expected a positive length such as '30 m', got {shown(value)}")
     return float(m.group(1)) * _LENGTH[m.group(2)]
 
 
@@ -107,7 +108,7 @@ def _choice(options: Iterable[str], convert: Callable[[str], Any] = str) -> Pars
 
     def parse(value: Any) -> Any:
         if value not in allowed:
-            raise ValueError(f"unknown value {value!r}{hint(str(value), allowed)}; use one of {', '.join(allowed)}")
+            raise ValueError(f"unknown value {shown(value)}{hint(str(value), allowed)}; use one of {', '.join(allowed)}")
         return convert(value)
     return parse
 
@@ -136,7 +137,7 @@ def _breakout(value: Any) -> MappingProxyType:
 def as_of(value: Any) -> str:
     text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
     if not _AS_OF.fullmatch(text):
-        raise ValueError(f"expected a date YYYY, YYYY-MM or YYYY-MM-DD, got {value!r}")
+        raise ValueError(f"expected a date YYYY, YYYY-MM or YYYY-MM-DD, got {shown(value)}")
     price_date(text)  # rejects month 13 and the like
     return text
 
@@ -148,11 +149,11 @@ def price_date(as_of: str) -> date:
     """
     m = _AS_OF.fullmatch(as_of)
     if not m:
-        raise ValueError(f"not a date: {as_of!r}")
+        raise ValueError(f"not a date: {shown(as_of)}")
     try:
         return date(int(m.group(1)), int(m.group(2) or 1), int(m.group(3) or 1))
     except ValueError as exc:
-        raise ValueError(f"not a date: {as_of!r} ({exc})") from None
+        raise ValueError(f"not a date: {shown(as_of)} ({exc})") from None
 
 
 # --- the schema: YAML key -> (dataclass attribute, parser, default) per kind -----------------------

@@ -162,7 +162,10 @@ def load_inputs(spec_path: str | Path) -> tuple[Spec, Catalog]:
         CatalogError: a catalog file is invalid (located in that file).
     """
     spec = load_spec(spec_path)
-    catalog = load_catalog(spec.catalogs)
+    written = spec.doc.data.get("catalogs", []) if spec.doc is not None else []
+    named_at = [(str(written[i]) if i < len(written) else str(path), spec.locate(("catalogs", i)))
+                for i, path in enumerate(spec.catalogs)]
+    catalog = load_catalog(spec.catalogs, named_at=named_at)
     check_references(spec, catalog)
     check_software(spec)
     return replace(spec, warnings=spec.warnings + spec_warnings(spec)), catalog

@@ -188,16 +188,11 @@ def _build(raw: SpecInput, doc: YamlDoc, base_dir: Path, digest: str) -> Spec:
                         doc.locate(("constraints", "min_utilization")))
     catalogs = []
     for i, entry in enumerate(raw.catalogs):
+        # Whether the file exists and is a catalog is for the catalog loader to say, in one
+        # message for every way it can fail (designer.catalog.load): nothing here may tell
+        # whether a path exists.
         p = Path(entry)
-        resolved = p if p.is_absolute() else (base_dir / p)
-        try:
-            found = resolved.is_file()
-        except OSError:  # permission denied on a folder, a name too long: as good as missing
-            found = False
-        if not found:
-            raise SpecError(f"catalog file '{entry}' not found (paths resolve relative to the spec's folder)",
-                            doc.locate(("catalogs", i)))
-        catalogs.append(resolved)
+        catalogs.append(p if p.is_absolute() else (base_dir / p))
     return Spec(
         version=raw.version, name=raw.name, objective=Objective(raw.objective), horizon_s=raw.horizon,
         budget=Budget(raw.budget.capex, raw.budget.total), workloads=tuple(workloads), constraints=constraints,
@@ -220,6 +215,10 @@ def parse_spec(doc: YamlDoc, *, base_dir: Path | None = None, digest: str = "") 
     if not isinstance(doc.data, dict):
         raise SpecError(f"expected a mapping at the top level (version, name, workloads, ...), "
                         f"got {type(doc.data).__name__}", doc.locate(()))
+    if not {"version", "name", "workloads"} & {k for k in doc.data if isinstance(k, str)}:
+        # Not recognisably a spec (another file named by mistake): nothing of it is quoted.
+        raise SpecError("not a spec: a spec is a YAML mapping with version, name and workloads "
+                        "(`designer schema` describes it)", doc.locate(()))
     try:
         raw = SpecInput.model_validate(doc.data)
     except pydantic.ValidationError as exc:

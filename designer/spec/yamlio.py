@@ -19,10 +19,13 @@ composer would first build the whole node graph: a 9 MB list of small numbers to
 from __future__ import annotations
 
 __all__ = [
-    "YamlDoc", "read_text", "load_yaml", "load_yaml_text", "dump_yaml", "MAX_BYTES", "MAX_NODES", "MAX_DEPTH",
+    "YamlDoc", "read_text", "read_regular_file", "load_yaml", "load_yaml_text", "dump_yaml", "shown", "MAX_BYTES",
+    "MAX_NODES", "MAX_DEPTH", "NOT_A_CATALOG",
 ]
 
 import math
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping
@@ -41,6 +44,11 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _CORE = "tag:yaml.org,2002:"
 _SEQ_TAG, _MAP_TAG, _MERGE_TAG = _CORE + "seq", _CORE + "map", _CORE + "merge"
+# The one message for a file named as a catalog that cannot be used as one: missing, unreadable,
+# not a regular file, too large, binary, or not recognisably a catalog. One wording for every
+# case, so that naming a path never tells whether it exists or what it holds.
+NOT_A_CATALOG = ("is not a readable catalog file: a regular YAML file of at most 10 MB with schema_version, "
+                 "kind and items")
 _SHORT = 60  # characters of a key, tag or anchor quoted in a message
 
 KeyPath = tuple[Any, ...]
@@ -76,6 +84,20 @@ def _shown(value: Any) -> str:
     """``repr`` of a key or tag from the input, cut so that a message stays one short line."""
     text = repr(value)
     return text if len(text) <= _SHORT else text[:_SHORT] + "..."
+
+
+def shown(value: Any, limit: int = _SHORT) -> str:
+    """A value from the input as a message quotes it: ``repr`` (so line breaks, escapes and control
+    characters are visible as ``\\n``, ``\\x1b``), cut to ``limit`` characters.
+
+    Examples:
+        >>> shown("a\\x1b[2Jb")
+        "'a\\\\x1b[2Jb'"
+        >>> shown("x" * 100, 10)
+        "'xxxxxxxx..."
+    """
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "..."
 
 
 def _dotted(path: KeyPath) -> str:
@@ -379,6 +401,39 @@ def read_text(path: str | Path, *, max_bytes: int = MAX_BYTES) -> str:
     if "\x00" in text:
         raise InputError("binary file (contains NUL bytes), not YAML", Location(name))
     return text
+
+
+def read_regular_file(path: str | Path, *, max_bytes: int = MAX_BYTES) -> bytes:
+    """The bytes of a regular file of at most ``max_bytes``; ``OSError`` or ``ValueError`` otherwise.
+
+    The file is opened without blocking (a FIFO cannot hang the reader) and checked with ``fstat``
+    on the open descriptor, so it cannot be swapped for a device between the check and the read.
+
+    Raises:
+        OSError: the file cannot be opened, or is not a regular file (``EINVAL``), or is too large
+            (``EFBIG``).
+        ValueError: a NUL byte in the path.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(22, "not a regular file")
+        if st.st_size > max_bytes:
+            raise OSError(27, "file too large")
+        chunks, size = [], 0
+        while size <= max_bytes:
+            chunk = os.read(fd, max_bytes + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > max_bytes:
+            raise OSError(27, "file too large")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def load_yaml(path: str | Path, *, max_bytes: int = MAX_BYTES) -> YamlDoc:

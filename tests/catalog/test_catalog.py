@@ -318,8 +318,9 @@ def test_fabric_profile_names_must_be_fabric_kinds(tmp_path):
 
 
 def test_missing_file_is_a_catalog_error(tmp_path):
-    with pytest.raises(CatalogError, match="no such file"):
+    with pytest.raises(CatalogError, match="is not a readable catalog file") as info:
         catalog.load_catalog([tmp_path / "nope.yaml"])
+    assert info.value.location.file == str(tmp_path / "nope.yaml")
 
 
 # --- lookups and staleness --------------------------------------------------------------------

@@ -120,8 +120,6 @@ CASES = {
     "heads not dividing": (edit("model: {preset: llama3-8b}",
                                 "model: {layers: 2, hidden: 64, heads: 8, kv_heads: ⟦3, ffn: 128, "
                                 "seq_len: 128, vocab: 1000}"), r"kv_heads \(3\) must divide heads \(8\)"),
-    "catalog file not found": (BASE + "catalogs: [⟦nope.yaml]\n",
-                               r"^catalog file 'nope.yaml' not found \(paths resolve relative to the spec's folder\)$"),
     "10**9 nodes": (BASE + "system: {nodes: ⟦1000000000}\n",
                     r"^nodes=1,000,000,000 is beyond any buildable cluster \(limit 100,000\)$"),
     "10**9 GPUs in a workload": (edit("    deadline: 30 days", "    deadline: 30 days\n    gpus: ⟦1000000000"),
