@@ -232,7 +232,9 @@ KINDS: dict[str, _Kind] = {
         _Field("host_latency", "host_latency_s", positive(units.parse_duration)),
         _Field("efficiency", "efficiency", _efficiency),
         _Field("in_network_reduction", "in_network_reduction", flag, False),
-        _Field("lossless", "lossless", flag))),
+        _Field("lossless", "lossless", flag),
+        _Field("nic_cap", "nic_cap_Bps", optional(_BW), None),
+        _Field("host_cap", "host_cap_Bps", optional(_BW), None))),
     "facility": _Kind(Facility, "facilities", (
         _Field("electricity", "electricity_usd_per_j", positive(units.parse_energy_price)),
         _Field("pue", "pue", _pue), _Field("rack_power", "rack_power_w", positive(_POWER)),

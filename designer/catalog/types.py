@@ -209,6 +209,10 @@ class FabricProfile:
     in_network_reduction: bool  # SHARP-class reduction available
     lossless: bool
     provenance: Provenance
+    # Host-stack ceilings of transports whose data pass through the CPU (kernel TCP): the most one
+    # NIC and one host carry, whatever the line rate (None: no ceiling; designer.perf.transport).
+    nic_cap_Bps: float | None = None
+    host_cap_Bps: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

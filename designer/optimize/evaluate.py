@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass, field
 
 from designer import perf, topology
+from designer.perf import transport
 from designer.catalog.types import Catalog, Facility
 from designer.errors import PerfError, TopologyError
 from designer.optimize.candidates import Candidate
@@ -62,13 +63,19 @@ def network_view(candidate: Candidate, catalog: Catalog, facility: Facility, nod
         switch_latency = 0.0
         switch_sharp = False
         gpu = catalog.gpus[inst.gpu]
+        nics = 1
+        line = inst.network_Bps
     else:
         summary = topology.summarize(fabric_request(candidate, catalog, nodes, facility))
         profile = catalog.fabrics[candidate.fabric]
         switch = catalog.switches[candidate.switch]
         switch_latency = switch.latency_s
         switch_sharp = switch.in_network_reduction
-        gpu = catalog.gpus[catalog.servers[candidate.server].gpu]
+        server = catalog.servers[candidate.server]
+        gpu = catalog.gpus[server.gpu]
+        nics = server.nics
+        # the rate the links run at (a NIC on a slower switch runs at the switch's rate)
+        line = candidate.link_rate_Bps or catalog.nics[server.nic].rate_Bps
     hops_any = summary.hops_max
     hops_rail = summary.hops_same_rail_su if summary.hops_same_rail_su is not None else hops_any
     # A rail-aligned ring over servers of several SUs crosses the spine (or core) between SUs, and
@@ -79,7 +86,7 @@ def network_view(candidate: Candidate, catalog: Catalog, facility: Facility, nod
     return perf.NetworkView(
         gpus_per_node=candidate.gpus_per_node,
         inter_Bps_per_gpu=summary.injection_Bps,
-        efficiency=profile.efficiency,
+        efficiency=_efficiency(profile, line, nics),
         host_latency_s=profile.host_latency_s,
         switch_latency_s=switch_latency,
         hops=max(hops_any, 1),
@@ -91,6 +98,13 @@ def network_view(candidate: Candidate, catalog: Catalog, facility: Facility, nod
         scaleup_Bps=gpu.scaleup_Bps,
         fabric=candidate.fabric,
     )
+
+
+def _efficiency(profile, line_Bps: float, nics_per_host: int) -> float:
+    """The profile's share of line rate, under its host-stack ceilings (kernel TCP is bound by
+    the host's copies; :mod:`designer.perf.transport`)."""
+    return transport.achieved_efficiency(line_Bps, nics_per_host, profile.efficiency,
+                                         profile.nic_cap_Bps, profile.host_cap_Bps)
 
 
 def gpu_count_grid(gpus_per_node: int, max_nodes: int) -> tuple[int, ...]:
@@ -196,9 +210,12 @@ def best_view(catalog: Catalog, cand: Candidate) -> tuple[tuple, perf.NetworkVie
         per_gpu = rate * server.nics / server.gpus
         profile = catalog.fabrics[cand.fabric]
         switch_latency = min(sw.latency_s for sw in catalog.switches.values())
-    key = (gpu.name, cand.gpus_per_node, round(per_gpu), profile.name)
+    efficiency = profile.efficiency
+    if cand.deployment is not Deployment.CLOUD:
+        efficiency = _efficiency(profile, rate, server.nics)
+    key = (gpu.name, cand.gpus_per_node, round(per_gpu), profile.name, efficiency)
     view = perf.NetworkView(gpus_per_node=cand.gpus_per_node, inter_Bps_per_gpu=per_gpu,
-                            efficiency=profile.efficiency, host_latency_s=profile.host_latency_s,
+                            efficiency=efficiency, host_latency_s=profile.host_latency_s,
                             switch_latency_s=switch_latency, hops=1, oversubscription=1.0,
                             in_network_reduction=profile.in_network_reduction, scaleup_Bps=gpu.scaleup_Bps,
                             fabric=f"best {profile.name}")

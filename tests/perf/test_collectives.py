@@ -10,7 +10,8 @@ import pytest
 
 from designer.perf import Cluster
 from designer.perf import collectives as coll
-from designer.perf import flops, network
+from designer.perf import flops, network, overlap, pipeline, transport
+from designer.spec import load as spec_load
 from designer.perf.collectives import Collective
 
 from .factories import A100, H100, HDR, NDR
@@ -18,7 +19,7 @@ from .factories import A100, H100, HDR, NDR
 REL = 1e-12
 
 
-@pytest.mark.parametrize("module", [coll, network, flops])
+@pytest.mark.parametrize("module", [coll, network, flops, overlap, pipeline, transport, spec_load])
 def test_doctests_pass(module):
     result = doctest.testmod(module)
     assert result.attempted > 0

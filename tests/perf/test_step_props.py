@@ -157,6 +157,8 @@ def test_more_gpus_on_the_same_work_never_take_fewer_gpu_seconds(case, degree):
     job, plan, cluster = case.job, case.plan, case.cluster
     wider = replace(plan, **{degree: 2 * getattr(plan, degree)})
     assume(check_plan(job, wider, cluster) is None)
+    # uneven stage splits (layers not divisible by pp) place the remainder differently at each pp
+    assume(degree != "pp" or job.model.layers % wider.pp == 0)
     base = estimate_step(job, plan, cluster)
     more = estimate_step(job, wider, cluster)
     gpu_s = base.breakdown.compute_s * base.gpus
