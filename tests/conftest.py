@@ -109,8 +109,8 @@ RACK_SOURCE = "estimate (no source)"
 P5_USD_PER_H = 55.04
 
 SERVERS_PER_RACK = 3  # 3 x 10.2 kW = 30.6 kW fits a 40 kW rack; 4 would not
-ELECTRICITY_USD_PER_KWH = 0.08  # DESIGN.md spec example
-PUE = 1.3  # DESIGN.md spec example
+ELECTRICITY_USD_PER_KWH = 0.08  # the README's spec example
+PUE = 1.3  # the README's spec example
 HORIZON_DAYS = 3 * 365.0  # units.py: a year is 365 days
 DEADLINE_DAYS = 170.0
 MIN_UTILIZATION = 0.80

@@ -5,7 +5,7 @@ Each command group lives in its own module and knows nothing of this one (no imp
 :mod:`~designer.cli.design` (bom, diff, explain, draw), :mod:`~designer.cli.catalog` (catalog
 list|show) and :mod:`~designer.cli.whatif` (frontier, sweep). A command parses its arguments, makes
 one call into the library, renders and sets the exit code (:mod:`~designer.cli.run`); the CLI is
-the only part of the package that prints or exits. Exit codes (DESIGN.md): 0 success, 1 designs
+the only part of the package that prints or exits. Exit codes (docs/contract.md): 0 success, 1 designs
 differ (``diff``), 2 bad input, 3 infeasible, 4 no answer in time, 130 interrupted.
 """
 
@@ -25,6 +25,7 @@ from designer.cli.run import err, state
 app = typer.Typer(
     name="designer",
     help="Design GPU training clusters and their networks, and find the cheapest one that does the job.",
+    epilog="Commands, exit codes, JSON keys and the design file: docs/contract.md in designer's repository.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

@@ -1,4 +1,4 @@
-"""Running one command body: every failure becomes one line on stderr and the exit code of DESIGN.md.
+"""Running one command body: every failure becomes one line on stderr and the exit code of docs/contract.md.
 
 Exit codes: 0 success, 1 designs differ (``diff``), 2 bad input, 3 infeasible, 4 no answer in
 time, 70 internal error, 130 interrupted. ``--debug`` (set by :mod:`designer.cli.commands`) re-raises
@@ -27,7 +27,7 @@ _MAX_MESSAGE = 1000  # characters; a message quoting a huge input value is cut h
 
 
 def one_line(text: str) -> str:
-    """An error message as one line (DESIGN.md): line breaks and control characters that a
+    """An error message as one line (docs/contract.md): line breaks and control characters that a
     message quotes from the input are escaped, and an overlong message is cut."""
     out = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
     return out if len(out) <= _MAX_MESSAGE else out[:_MAX_MESSAGE] + "..."
@@ -53,7 +53,8 @@ def run(action: Callable[[], int | None]) -> None:
     except InputError as exc:
         if state["debug"]:
             raise
-        err(f"error: {one_line(exc.located())}")
+        for problem in exc.problems:  # every problem found in the input, the first first
+            err(f"error: {one_line(problem.located())}")
         code = exc.exit_code
     except DesignerError as exc:
         if state["debug"]:

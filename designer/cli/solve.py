@@ -4,7 +4,6 @@ from __future__ import annotations
 
 __all__ = ["SolveFormat", "solve", "estimate"]
 
-import json
 from enum import Enum
 from pathlib import Path
 from typing import Optional
@@ -31,6 +30,7 @@ def solve(
 ) -> None:
     """Find the cheapest design meeting every constraint. Exit 0 solved, 2 bad input, 3 infeasible, 4 no answer in time."""
     from designer import planner, report
+    from designer.report import jsondoc
     from designer.cli import atomic
     from designer.design import io as design_io
     from designer.planner import inputs
@@ -48,7 +48,7 @@ def solve(
         for warning in result.warnings:
             err(f"warning: {warning}")
         if fmt is SolveFormat.json:
-            typer.echo(json.dumps(design_io.design_to_json_dict(result), indent=2, sort_keys=False))
+            typer.echo(jsondoc.dumps(design_io.design_to_json_dict(result)), nl=False)
         elif fmt is SolveFormat.yaml:
             typer.echo(design_io.dump_design(result), nl=False)
         else:
@@ -60,20 +60,20 @@ def solve(
 
 def estimate(
     spec_path: Path = typer.Argument(..., metavar="SPEC", help="A spec whose `system` is pinned.", show_default=False),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON (keys per DESIGN.md)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON (keys in docs/contract.md)."),
 ) -> None:
     """Predict step time, utilization and time to train on the system pinned in the spec (no optimisation)."""
     from designer import planner
     from designer.planner import inputs
-    from designer.report import estimate as report_estimate
+    from designer.report import estimate as report_estimate, jsondoc
 
     def body() -> int:
         spec, catalog = inputs.load_inputs(spec_path)
         for warning in spec.warnings:
-            err(f"warning: {warning}")
+            err(f"warning: {warning.located()}")
         result = planner.estimate(spec, catalog)
         if as_json:
-            typer.echo(json.dumps(report_estimate.estimate_to_json_dict(result), indent=2))
+            typer.echo(jsondoc.dumps(report_estimate.estimate_to_json_dict(result)), nl=False)
         else:
             typer.echo(report_estimate.render_estimate(result), nl=False)
         return 0

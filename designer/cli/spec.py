@@ -2,41 +2,106 @@
 
 from __future__ import annotations
 
-__all__ = ["validate", "schema"]
+__all__ = ["ValidateFormat", "validate", "schema", "read_stdin"]
 
-import json
+from enum import Enum
 from pathlib import Path
-from typing import List
+from typing import Any, List
 
 import typer
 
-from designer.cli.run import err, one_line, run
-from designer.errors import InputError
+from designer.cli.run import err, one_line, run, state
+from designer.errors import Diagnostic, InputError, Location
+
+STDIN = "-"
+STDIN_NAME = "<stdin>"
 
 
-def validate(specs: List[Path] = typer.Argument(..., help="Spec files to check.", show_default=False)) -> None:
-    """Check specs (and the catalogs they name); errors as FILE:LINE:COL: message. Exit 0 valid, 2 invalid."""
+class ValidateFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+def read_stdin() -> str:
+    """The spec on standard input, as text; at most the YAML reader's size limit is read.
+
+    Raises:
+        InputError: larger than the limit, or not UTF-8.
+    """
+    from designer.spec import yamlio
+
+    raw = typer.get_binary_stream("stdin").read(yamlio.MAX_BYTES + 1)
+    if len(raw) > yamlio.MAX_BYTES:
+        raise InputError(f"standard input is larger than the limit of {yamlio.MAX_BYTES:,} bytes", Location(STDIN_NAME))
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", Location(STDIN_NAME)) from None
+
+
+def _check(path: Path) -> tuple[str, tuple[Diagnostic, ...]]:
+    """(the file's name as shown, its diagnostics)."""
     from designer.planner import inputs
 
+    if str(path) == STDIN:
+        try:
+            text = read_stdin()
+        except InputError as exc:
+            return STDIN_NAME, (exc.diagnostic(),)
+        return STDIN_NAME, inputs.check_inputs(text=text, file=STDIN_NAME, base_dir=Path.cwd())
+    return str(path), inputs.check_inputs(path)
+
+
+def _diagnostic_json(d: Diagnostic) -> dict[str, Any]:
+    loc = d.location
+    return {"file": loc.file, "line": loc.line, "column": loc.col if loc.line is None else (loc.col or 1),
+            "severity": d.severity, "message": d.message, "hint": d.hint, "path": loc.path or None}
+
+
+def validate(
+    specs: List[Path] = typer.Argument(..., metavar="SPEC...", show_default=False,
+                                       help="Spec files to check; - reads one from standard input."),
+    fmt: ValidateFormat = typer.Option(ValidateFormat.text, "--format", "-f",
+                                       help="text: FILE:LINE:COL: message lines; json: one document for scripts."),
+) -> None:
+    """Check specs and the catalogs they name: every problem of each file, located FILE:LINE:COL.
+
+    Exit 0 valid (warnings allowed), 2 invalid.
+    """
     def body() -> int:
-        bad = 0
-        for path in specs:
-            try:
-                spec, _ = inputs.load_inputs(path)
-            except InputError as exc:
-                err(f"error: {one_line(exc.located())}")
-                bad += 1
-            else:
-                for warning in spec.warnings:
-                    err(f"warning: {one_line(warning)}")
-                typer.echo(f"{path}: ok")
-        return 2 if bad else 0
+        results = [_check(path) for path in specs]
+        errors = sum(d.severity == "error" for _, ds in results for d in ds)
+        if fmt is ValidateFormat.json:
+            from designer.report import jsondoc
+
+            warnings = sum(d.severity == "warning" for _, ds in results for d in ds)
+            files = [{"file": name, "valid": not any(d.severity == "error" for d in ds),
+                      "error_count": sum(d.severity == "error" for d in ds),
+                      "warning_count": sum(d.severity == "warning" for d in ds)} for name, ds in results]
+            doc = {"valid": errors == 0, "error_count": errors, "warning_count": warnings, "files": files,
+                   "diagnostics": [_diagnostic_json(d) for _, ds in results for d in ds]}
+            typer.echo(jsondoc.dumps(doc), nl=False)
+            return 2 if errors else 0
+        for name, ds in results:
+            for d in ds:
+                err(f"{d.severity}: {one_line(d.located())}")
+            if not any(d.severity == "error" for d in ds) and not state.get("quiet"):
+                count = len(ds)
+                typer.echo(f"{name}: ok" + (f" ({count} warning{'s' if count > 1 else ''})" if count else ""))
+        return 2 if errors else 0
 
     run(body)
 
 
 def schema() -> None:
-    """Print the JSON Schema of the spec (for editor completion and validation)."""
+    """Print the JSON Schema of the spec (draft 2020-12) for editors and CI: values as written, with units."""
     from designer.spec import schema as spec_schema
 
-    run(lambda: typer.echo(json.dumps(spec_schema.spec_json_schema(), indent=2, sort_keys=True)))
+    run(lambda: typer.echo(json_text(spec_schema.spec_json_schema())))
+
+
+def json_text(doc: Any) -> str:
+    """Indented JSON with sorted keys (the schema is a reference document: stable for diffs)."""
+    import json
+
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 __all__ = ["frontier_command", "sweep_command", "parse_range", "parse_variation", "MAX_POINTS"]
 
-import json
 import math
 import os
 import re
@@ -170,7 +169,7 @@ def frontier_command(
     from designer.cli import atomic
     from designer.pictures import plot
     from designer.planner import inputs
-    from designer.report import study as report_study
+    from designer.report import jsondoc, study as report_study
 
     def body() -> int:
         given = [(t, v) for t, v in (("utilization", utilization), ("deadline_scale", deadline_scale),
@@ -199,7 +198,7 @@ def frontier_command(
         finally:
             bar.close()
         if as_json:
-            typer.echo(json.dumps(report_study.frontier_to_json_dict(result), indent=2))
+            typer.echo(jsondoc.dumps(report_study.frontier_to_json_dict(result)), nl=False)
         else:
             typer.echo(report_study.render_frontier_table(result), nl=False)
         if output is not None and fmt is not None:
@@ -224,7 +223,7 @@ def sweep_command(
     """How the chosen design depends on prices: re-solve across each range and locate every change (to 1%)."""
     from designer import study
     from designer.planner import inputs
-    from designer.report import study as report_study
+    from designer.report import jsondoc, study as report_study
 
     def body() -> int:
         variations = [parse_variation(v) for v in vary]
@@ -240,7 +239,7 @@ def sweep_command(
         finally:
             bar.close()
         if as_json:
-            typer.echo(json.dumps(report_study.sweep_to_json_dict(result), indent=2))
+            typer.echo(jsondoc.dumps(report_study.sweep_to_json_dict(result)), nl=False)
         else:
             typer.echo(report_study.render_sweep_table(result), nl=False)
         return 0

@@ -221,7 +221,7 @@ def bom_totals(lines: Iterable[BomLine]) -> BomTotals:
 
 
 def line_to_json(line: BomLine) -> dict[str, Any]:
-    """One BOM line as a JSON object with the keys of DESIGN.md's ``bom --format json`` contract.
+    """One BOM line as a JSON object with the keys of docs/contract.md's ``bom --format json`` contract.
 
     Contract keys first (``category, sku, role, quantity, unit_price_usd, total_usd, source``),
     then ``description, unit_power_w, power_w``. Money is in dollars rounded to cents.

@@ -176,7 +176,7 @@ def dump_design(design: Design) -> str:
 
 
 def design_to_json_dict(design: Design) -> dict[str, Any]:
-    """The design as JSON-ready data: DESIGN.md's ``solve --format json`` contract.
+    """The design as JSON-ready data: docs/contract.md's ``solve --format json`` contract.
 
     Keys ``system, cost, workloads, bom, alternatives`` (as in the contract; ``workloads`` items hold
     the ``estimate --json`` keys with their ``breakdown``, ``bom`` items the ``bom --format json``

@@ -65,7 +65,7 @@ class CostBreakdown:
 
 @dataclass(frozen=True, slots=True)
 class Breakdown:
-    """Step-time components in seconds (DESIGN.md `breakdown` keys)."""
+    """Step-time components in seconds (docs/contract.md `breakdown` keys)."""
 
     compute_s: float
     tp_comm_s: float

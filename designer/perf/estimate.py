@@ -1,7 +1,7 @@
 """What the performance model predicts for one plan: the step-time breakdown and the estimate.
 
 Computed by :mod:`designer.perf.step`; ``StepEstimate.to_json_dict`` is the ``estimate --json``
-workload entry of DESIGN.md.
+workload entry of docs/contract.md.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ class StepEstimate:
         return self.time_to_train_s / units.SECONDS_PER_DAY
 
     def to_json_dict(self, name: str | None = None) -> dict[str, object]:
-        """The ``estimate --json`` workload entry (DESIGN.md keys; a few more are added)."""
+        """The ``estimate --json`` workload entry (docs/contract.md keys; a few more are added)."""
         b = self.breakdown
         p = self.plan
         out: dict[str, object] = {}

@@ -6,7 +6,8 @@ exist. This module does both loads and the cross-checks, locating every problem 
 
 from __future__ import annotations
 
-__all__ = ["load_inputs", "check_references", "check_software", "spec_warnings", "PARAMS_TOLERANCE"]
+__all__ = ["load_inputs", "check_inputs", "check_references", "check_software", "spec_warnings",
+           "spec_warning_text", "PARAMS_TOLERANCE"]
 
 import difflib
 from dataclasses import replace
@@ -15,8 +16,8 @@ from typing import Any
 
 from designer.catalog.load import load_catalog
 from designer.catalog.types import Catalog
-from designer.errors import PerfError, SpecError
-from designer.spec.load import load_spec
+from designer.errors import Diagnostic, InputError, PerfError, SpecError
+from designer.spec.load import load_spec, parse_spec_text
 from designer.spec.models import Spec
 
 # A published parameter count further than this from the architecture's own count is warned about:
@@ -51,26 +52,25 @@ def _software_key(spec: Spec, i: int, knob: str) -> tuple[Any, ...]:
     return ("workloads", i)
 
 
-def check_software(spec: Spec) -> None:
-    """Check that each workload's software stack can honour its knobs, its recomputation and its
-    pinned parallelism.
-
-    Raises:
-        SpecError: located at the knob or parallelism key the stack cannot honour.
-    """
+def _software_problems(spec: Spec) -> list[SpecError]:
+    """Every knob, recomputation or pinned parallelism a workload's software stack cannot honour
+    (one problem per workload at most: the first found)."""
     from designer import perf
     from designer.planner.compile import plan_constraints, software_for
 
+    out: list[SpecError] = []
     for i, w in enumerate(spec.workloads):
         try:
             software = software_for(w)
         except PerfError as exc:
             text = str(exc)
             knob = next((k for k in _KNOBS if text.startswith(f"software.{k}")), "preset")
-            raise SpecError(text, spec.locate(_software_key(spec, i, knob))) from None
+            out.append(SpecError(text, spec.locate(_software_key(spec, i, knob))))
+            continue
         if w.recompute == "selective" and not software.profile.selective_recompute:
-            raise SpecError(f"recompute: {software.preset} has no selective recomputation (only full layers); "
-                            "use none, full or auto", spec.locate(("workloads", i, "recompute")))
+            out.append(SpecError(f"recompute: {software.preset} has no selective recomputation (only full layers)",
+                                 spec.locate(("workloads", i, "recompute")), hint="use none, full or auto"))
+            continue
         fixed = plan_constraints(w.parallelism)
         if fixed is None:
             continue
@@ -80,10 +80,25 @@ def check_software(spec: Spec) -> None:
             path = ("workloads", i, "parallelism", field)
             if not _has(spec, path):
                 path = _software_key(spec, i, "sequence_parallel" if field == "sequence_parallel" else "preset")
-            raise SpecError(f"parallelism.{field}: {why}", spec.locate(path))
+            out.append(SpecError(f"parallelism.{field}: {why}", spec.locate(path)))
+            break
+    return out
 
 
-def spec_warnings(spec: Spec) -> tuple[str, ...]:
+def check_software(spec: Spec) -> None:
+    """Check that each workload's software stack can honour its knobs, its recomputation and its
+    pinned parallelism.
+
+    Raises:
+        SpecError: located at the first knob or parallelism key the stack cannot honour;
+            ``problems`` lists one per workload.
+    """
+    found = _software_problems(spec)
+    if found:
+        raise found[0].with_others(tuple(found[1:]))
+
+
+def spec_warnings(spec: Spec) -> tuple[Diagnostic, ...]:
     """Located warnings about a spec that do not stop it: a published ``params`` more than
     :data:`PARAMS_TOLERANCE` away from the count its architecture gives (the FLOPs follow the
     architecture, so a mismatch usually means a wrong ffn, vocabulary or MLP kind)."""
@@ -103,49 +118,72 @@ def spec_warnings(spec: Spec) -> tuple[str, ...]:
             path = ("workloads", i, "model", "params")
             if not _has(spec, path):
                 path = ("workloads", i, "model")
-            out.append(f"{spec.locate(path)}: params {m.params / 1e9:,.2f}B is {off:+.0%} off the "
-                       f"{derived / 1e9:,.2f}B its architecture gives (layers, hidden, ffn, vocab, mlp); "
-                       "the FLOPs and memory follow the architecture")
+            out.append(Diagnostic("warning", f"params {m.params / 1e9:,.2f}B is {off:+.0%} off the "
+                                  f"{derived / 1e9:,.2f}B its architecture gives (layers, hidden, ffn, vocab, mlp); "
+                                  "the FLOPs and memory follow the architecture", spec.locate(path)))
     return tuple(out)
 
 
-def _hint(name: str, names) -> str:
+def _hint(name: str, names) -> str | None:
     close = difflib.get_close_matches(name, list(names), n=1, cutoff=0.5)
-    return f"; did you mean '{close[0]}'?" if close else ""
+    return f"did you mean '{close[0]}'?" if close else None
+
+
+def _reference_problems(spec: Spec, catalog: Catalog) -> list[SpecError]:
+    """Every catalog name the spec uses that is unknown or does not fit where it is used."""
+    out: list[SpecError] = []
+
+    def fail(message: str, path: tuple, hint: str | None = None) -> None:
+        out.append(SpecError(message, spec.locate(path), hint=hint))
+
+    pin = spec.system
+    if pin.server is not None and pin.server not in catalog.servers and pin.server not in catalog.clouds:
+        names = [*catalog.servers, *catalog.clouds]
+        close = _hint(pin.server, names)
+        fail(f"unknown server or cloud instance '{pin.server}'", ("system", "server"),
+             (f"{close} " if close else "") + "`designer catalog list --kind server` lists them")
+    if pin.switch is not None and pin.switch not in catalog.switches:
+        fail(f"unknown switch '{pin.switch}'", ("system", "switch"),
+             _hint(pin.switch, catalog.switches) or "`designer catalog list --kind switch` lists them")
+    if pin.server in catalog.clouds:
+        if pin.deployment is not None and pin.deployment.value != "cloud":
+            fail(f"'{pin.server}' is a cloud instance but system.deployment is {pin.deployment.value}",
+                 ("system", "deployment"))
+        if pin.switch is not None:
+            fail(f"'{pin.server}' is a cloud instance: it comes with its provider's network, "
+                 "so system.switch cannot be set", ("system", "switch"), "remove system.switch")
+        network = catalog.clouds[pin.server].network.value
+        if pin.fabric is not None and pin.fabric != network:
+            fail(f"'{pin.server}' comes with a {network} network, not {pin.fabric}", ("system", "fabric"))
+    if pin.server in catalog.servers and pin.deployment is not None and pin.deployment.value == "cloud":
+        fail(f"'{pin.server}' is an on-prem server but system.deployment is cloud", ("system", "deployment"))
+    known_gpus = set(catalog.gpus)
+    for i, gpu in enumerate(spec.constraints.gpus):
+        if gpu not in known_gpus:
+            fail(f"unknown GPU '{gpu}'", ("constraints", "gpus", i),
+                 _hint(gpu, known_gpus) or "`designer catalog list --kind gpu` lists them")
+    return out
 
 
 def check_references(spec: Spec, catalog: Catalog) -> None:
     """Check that every catalog name the spec uses exists and fits where it is used.
 
     Raises:
-        SpecError: located at the spec key that names the unknown or misplaced entry.
+        SpecError: located at the spec key that names the first unknown or misplaced entry;
+            ``problems`` lists all of them.
     """
-    pin = spec.system
-    if pin.server is not None and pin.server not in catalog.servers and pin.server not in catalog.clouds:
-        names = [*catalog.servers, *catalog.clouds]
-        raise SpecError(f"unknown server or cloud instance '{pin.server}'{_hint(pin.server, names)}; "
-                        "`designer catalog list --kind server` lists them", spec.locate(("system", "server")))
-    if pin.switch is not None and pin.switch not in catalog.switches:
-        raise SpecError(f"unknown switch '{pin.switch}'{_hint(pin.switch, catalog.switches)}",
-                        spec.locate(("system", "switch")))
-    if pin.server in catalog.clouds:
-        if pin.deployment is not None and pin.deployment.value != "cloud":
-            raise SpecError(f"'{pin.server}' is a cloud instance but system.deployment is {pin.deployment.value}",
-                            spec.locate(("system", "deployment")))
-        if pin.switch is not None:
-            raise SpecError(f"'{pin.server}' is a cloud instance: it comes with its provider's network, "
-                            "so system.switch cannot be set", spec.locate(("system", "switch")))
-        network = catalog.clouds[pin.server].network.value
-        if pin.fabric is not None and pin.fabric != network:
-            raise SpecError(f"'{pin.server}' comes with a {network} network, not {pin.fabric}",
-                            spec.locate(("system", "fabric")))
-    if pin.server in catalog.servers and pin.deployment is not None and pin.deployment.value == "cloud":
-        raise SpecError(f"'{pin.server}' is an on-prem server but system.deployment is cloud",
-                        spec.locate(("system", "deployment")))
-    known_gpus = set(catalog.gpus)
-    for i, gpu in enumerate(spec.constraints.gpus):
-        if gpu not in known_gpus:
-            raise SpecError(f"unknown GPU '{gpu}'{_hint(gpu, known_gpus)}", spec.locate(("constraints", "gpus", i)))
+    found = _reference_problems(spec, catalog)
+    if found:
+        raise found[0].with_others(tuple(found[1:]))
+
+
+def _load_catalogs(spec: Spec) -> Catalog:
+    """The built-in catalogs with the spec's own files merged over them; a file that cannot be
+    used as a catalog is reported where the spec names it."""
+    written = spec.doc.data.get("catalogs", []) if spec.doc is not None else []
+    named_at = [(str(written[i]) if i < len(written) else str(path), spec.locate(("catalogs", i)))
+                for i, path in enumerate(spec.catalogs)]
+    return load_catalog(spec.catalogs, named_at=named_at)
 
 
 def load_inputs(spec_path: str | Path) -> tuple[Spec, Catalog]:
@@ -162,10 +200,41 @@ def load_inputs(spec_path: str | Path) -> tuple[Spec, Catalog]:
         CatalogError: a catalog file is invalid (located in that file).
     """
     spec = load_spec(spec_path)
-    written = spec.doc.data.get("catalogs", []) if spec.doc is not None else []
-    named_at = [(str(written[i]) if i < len(written) else str(path), spec.locate(("catalogs", i)))
-                for i, path in enumerate(spec.catalogs)]
-    catalog = load_catalog(spec.catalogs, named_at=named_at)
+    catalog = _load_catalogs(spec)
     check_references(spec, catalog)
     check_software(spec)
     return replace(spec, warnings=spec.warnings + spec_warnings(spec)), catalog
+
+
+def check_inputs(spec_path: str | Path | None = None, *, text: str | None = None, file: str = "<stdin>",
+                 base_dir: Path | None = None) -> tuple[Diagnostic, ...]:
+    """Every problem and warning of a spec and the catalogs it names, for ``designer validate``.
+
+    Give ``spec_path``, or ``text`` (with the ``file`` name to locate it by and the ``base_dir``
+    its catalog paths resolve against). The spec is checked whole (all its problems, in document
+    order); its catalogs and the names it uses are checked when the spec itself is valid, since
+    a name can only be looked up in the catalogs it lists.
+
+    Returns:
+        Errors and warnings in document order; empty when the spec is valid and clean.
+    """
+    try:
+        spec = load_spec(spec_path) if text is None else parse_spec_text(text, file, base_dir=base_dir or Path.cwd())
+    except InputError as exc:
+        return tuple(p.diagnostic() for p in exc.problems)
+    try:
+        catalog = _load_catalogs(spec)
+    except InputError as exc:  # located in the catalog file
+        return tuple(p.diagnostic() for p in exc.problems) + spec.warnings
+    problems = _reference_problems(spec, catalog) + _software_problems(spec)
+    found = [p.diagnostic() for p in problems] + list(spec.warnings + spec_warnings(spec))
+    return tuple(sorted(found, key=lambda d: (d.location.line or 0, d.location.col or 0)))
+
+
+def spec_warning_text(warning: Diagnostic) -> str:
+    """A spec warning as a design file records it: located by the spec's file name, not its folder
+    (the same spec in two checkouts gives the same design file)."""
+    loc = warning.location
+    where = Path(loc.file).name + (f":{loc.line}:{loc.col or 1}" if loc.line is not None else "")
+    text = warning.message if warning.hint is None else f"{warning.message}; {warning.hint}"
+    return f"{where}: {text}"

@@ -1,6 +1,6 @@
 """The pipeline: spec and catalog in, a :class:`~designer.design.model.Design` out.
 
-``plan`` composes the stages of DESIGN.md: candidates (:mod:`designer.planner.candidates`) ->
+``plan`` composes the stages of docs/data-flow.md: candidates (:mod:`designer.planner.candidates`) ->
 the compiled problem (:mod:`designer.planner.compile`) -> lazy evaluation and the integer program
 (:mod:`designer.optimize`) -> limits checked on the design's own figures -> explanations -> the
 design with its bill of materials (:mod:`designer.planner.assemble`).
@@ -25,7 +25,7 @@ from designer.optimize.workspace import Workspace
 from designer.planner.assemble import assemble_design, measures
 from designer.planner.candidates import enumerate_candidates
 from designer.planner.compile import compile_task
-from designer.planner.inputs import load_inputs
+from designer.planner.inputs import load_inputs, spec_warning_text
 from designer.spec.models import Spec
 from designer.spec.units import format_money, format_power
 
@@ -62,7 +62,7 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
     except InfeasibleError:
         raise explain.diagnose(ws, th, measure=measure, **run) from None
     sol = _within_limits(ws, th, sol, measure, run)
-    warnings = list(spec.warnings)
+    warnings = [spec_warning_text(w) for w in spec.warnings]
     if sol.status != "optimal":
         warnings.append(f"time limit reached: best design found, optimality gap {sol.gap:.2%}")
     alternatives = explain.alternatives(ws, th, sol, measure=measure, **run)

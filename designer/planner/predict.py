@@ -73,4 +73,5 @@ def estimate(spec: Spec, catalog: Catalog) -> Estimate:
         if result.estimate is None:
             raise PerfError(f"workload '{w.name}' on {gpus} GPUs of {cand.server}: {result.reason}")
         out.append(WorkloadEstimate(w.name, result.estimate, w.model.assumptions))
-    return Estimate(spec.name, cand.server, pin.nodes, cand.fabric, cand.topology, tuple(out), spec.warnings)
+    return Estimate(spec.name, cand.server, pin.nodes, cand.fabric, cand.topology, tuple(out),
+                    tuple(w.located() for w in spec.warnings))

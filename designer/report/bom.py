@@ -6,12 +6,12 @@ __all__ = ["BOM_FORMATS", "RACK_FORMATS", "render_bom", "render_bom_by_rack"]
 
 import csv
 import io
-import json
 from typing import Any
 
 from designer.design import bom
 from designer.design.model import Design
 from designer.report import fmt as f
+from designer.report import jsondoc
 
 BOM_FORMATS = ("github", "markdown", "plain", "csv", "json")
 RACK_FORMATS = BOM_FORMATS
@@ -76,7 +76,7 @@ def render_bom(design: Design, fmt: str = "github") -> str:
     category with a subtotal row per category and a total row (purchased and rented totals too when
     both exist). ``csv``: one row per line item (columns :data:`CSV_COLUMNS`, money as
     ``"12500.00"``), no subtotal rows, so the ``total_usd`` column sums to the total. ``json``:
-    ``{"items": [...], "totals": {...}}`` with DESIGN.md's keys (``category, sku, role, quantity,
+    ``{"items": [...], "totals": {...}}`` with docs/contract.md's keys (``category, sku, role, quantity,
     unit_price_usd, total_usd, source`` per item, ``capex_usd, power_kw`` in totals) and more.
 
     Raises:
@@ -97,7 +97,7 @@ def render_bom(design: Design, fmt: str = "github") -> str:
                 "by_category": dict(totals.by_category),
             },
         }
-        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        return jsondoc.dumps(doc)
     if fmt == "csv":
         rows = []
         for line in lines:
@@ -133,7 +133,7 @@ def render_bom_by_rack(design: Design, fmt: str = "github") -> str:
                       for r in racks],
             "totals": {"racks": len(racks), "power_kw": total_kw},
         }
-        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        return jsondoc.dumps(doc)
     if fmt == "csv":
         rows = [[r.name, r.kind, i.category, i.role, i.sku, i.quantity, f.num(i.unit_power_w).replace(",", ""),
                  f.num(i.power_w).replace(",", "")] for r in racks for i in r.items]

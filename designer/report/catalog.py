@@ -18,7 +18,6 @@ __all__ = [
     "render_stale_warning",
 ]
 
-import json
 from dataclasses import fields
 from enum import Enum
 from typing import Any, Callable, Mapping
@@ -27,6 +26,7 @@ from tabulate import tabulate
 
 from designer.catalog import query
 from designer.catalog.types import KINDS, Catalog
+from designer.report import jsondoc
 from designer.spec import units
 
 STALE_MONTHS = 18  # a price older than this gets a warning (see designer.catalog.query.stale_entries)
@@ -141,7 +141,7 @@ def render_list_json(catalog: Catalog, kind: str | None = None) -> str:
     """``{"digest", "dates", "entries": [...]}`` with every entry as in :func:`entry_to_dict`."""
     entries = [entry_to_dict(k, e) for k in _kinds(kind) for e in catalog.by_kind(k).values()]
     doc = {"digest": catalog.digest, "dates": dict(catalog.dates), "entries": entries}
-    return json.dumps(doc, indent=2, sort_keys=False) + "\n"
+    return jsondoc.dumps(doc)
 
 
 def _field_text(name: str, value: Any) -> str:
@@ -193,7 +193,7 @@ def render_entry(kind: str, entry: Any) -> str:
 
 def render_entry_json(kind: str, entry: Any) -> str:
     """One entry as JSON (see :func:`entry_to_dict`)."""
-    return json.dumps(entry_to_dict(kind, entry), indent=2) + "\n"
+    return jsondoc.dumps(entry_to_dict(kind, entry))
 
 
 def render_stale_warning(stale: tuple[query.StaleEntry, ...], months: int = STALE_MONTHS) -> str:

@@ -11,6 +11,7 @@ from designer.design import bom
 from designer.design.diff import BomChange, ChangeKind, DesignDiff, MoneyChange, WorkloadChange
 from designer.design.model import WorkloadResult
 from designer.report import fmt as f
+from designer.report import jsondoc
 
 DIFF_FORMATS = ("table", "markdown", "json")
 
@@ -160,7 +161,7 @@ def render_diff(diff: DesignDiff, fmt: str = "table") -> str:
     """
     f.check_format(fmt, DIFF_FORMATS, "diff")
     if fmt == "json":
-        return json.dumps(diff_to_json_dict(diff), indent=2, ensure_ascii=False) + "\n"
+        return jsondoc.dumps(diff_to_json_dict(diff))
     head = _headline(diff, fmt)
     parts = [f"## {head}\n" if fmt == "markdown" else f"{head}\n"]
     if diff.is_empty:

@@ -1,4 +1,4 @@
-"""Renderers of ``designer estimate`` results: a terminal table and DESIGN.md's JSON."""
+"""Renderers of ``designer estimate`` results: a terminal table and docs/contract.md's JSON."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from tabulate import tabulate
 
 
 def estimate_to_json_dict(result: Any) -> dict[str, Any]:
-    """``{"system": {...}, "workloads": [...]}`` with the DESIGN.md ``estimate --json`` keys."""
+    """``{"system": {...}, "workloads": [...]}`` with the docs/contract.md ``estimate --json`` keys."""
     return {
         "system": {"server": result.server, "nodes": result.nodes, "fabric": result.fabric,
                    "topology": result.topology},

@@ -9,13 +9,13 @@ from __future__ import annotations
 __all__ = ["SUMMARY_FORMATS", "TOP_BOM_LINES", "render_summary", "key_values", "utilization_target",
            "system_line", "quantity_text"]
 
-import json
 from typing import Sequence
 
 from designer.design import bom
 from designer.design.io import design_to_json_dict, dump_design
 from designer.design.model import Alternative, Design, WorkloadResult
 from designer.report import fmt as f
+from designer.report import jsondoc
 from designer.spec import units
 
 SUMMARY_FORMATS = ("table", "markdown", "yaml", "json")
@@ -161,7 +161,7 @@ def render_summary(design: Design, fmt: str = "table") -> str:
     if fmt == "yaml":
         return dump_design(design)
     if fmt == "json":
-        return json.dumps(design_to_json_dict(design), indent=2, ensure_ascii=False) + "\n"
+        return jsondoc.dumps(design_to_json_dict(design))
     s = design.system
     title = (f"Design {design.spec_name}: {system_line(s.deployment, s.nodes, s.server, s.fabric, s.topology)}, "
              f"total {f.usd(design.cost.total_usd)}")

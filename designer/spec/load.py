@@ -2,15 +2,18 @@
 
 ``load_spec(path)`` reads YAML, validates it with pydantic (:mod:`designer.spec.schema`: strict
 keys, units parsed once through :mod:`designer.spec.units`) and returns frozen dataclasses in SI
-units. Every problem is raised as a :class:`~designer.errors.SpecError` located ``FILE:LINE:COL``
-at the offending YAML node, with a "did you mean" for misspelt keys and names
-(:mod:`designer.spec.messages`).
+units. A whole file is checked: every problem becomes a :class:`~designer.errors.SpecError`
+located ``FILE:LINE:COL`` at the offending YAML node, with a "did you mean" for misspelt keys and
+names (:mod:`designer.spec.messages`); the first is raised with the others attached
+(``SpecError.problems``). Checks that need a valid value (a model's shape, token counts) run on the
+parts that passed the first ones. Warnings (accepted, but probably not what was meant) travel
+with the spec (``Spec.warnings``).
 """
 
 from __future__ import annotations
 
 __all__ = ["MAX_NODES", "MAX_GPUS_PER_WORKLOAD", "DEFAULT_VOCAB", "default_ffn", "load_spec", "parse_spec",
-           "spec_digest"]
+           "parse_spec_text", "spec_digest"]
 
 import difflib
 import hashlib
@@ -19,14 +22,14 @@ from typing import Any
 
 import pydantic
 
-from designer.errors import InputError, SpecError
-from designer.spec import messages, presets
+from designer.errors import Diagnostic, InputError, SpecError
+from designer.spec import messages, presets, units
 from designer.spec.choices import Deployment, Objective, Pricing
 from designer.spec.models import (
     Budget, Constraints, FacilitySpec, MLASpec, ModelSpec, MoESpec, ParallelismSpec, SoftwareSpec, Spec, SystemPin,
     WorkloadSpec,
 )
-from designer.spec.schema import SoftwareInput, SpecInput, _Model
+from designer.spec.schema import SoftwareInput, SpecInput, _Model, _Workload
 from designer.spec.yamlio import YamlDoc, load_yaml_text, read_text
 
 MAX_NODES = 100_000  # 800k GPUs: beyond any cluster built; larger asks are refused, not attempted
@@ -47,14 +50,41 @@ def default_ffn(hidden: int, gated: bool) -> int:
     return int((4 * hidden * 2 / 3) / 64) * 64 if gated else 4 * hidden
 
 
-def _build_model(m: _Model, doc: YamlDoc, path: tuple[Any, ...]) -> ModelSpec:
+class _Found:
+    """The problems and warnings found while checking one spec, in the order found."""
+
+    def __init__(self, doc: YamlDoc, *, errors: list[SpecError] | None = None):
+        self.doc = doc
+        self.errors: list[SpecError] = [] if errors is None else errors
+        self.warnings: list[Diagnostic] = []
+
+    def error(self, message: str, path: tuple[Any, ...], *, hint: str | None = None, key: bool = False) -> None:
+        self.errors.append(SpecError(message, self.doc.locate(path, key=key), hint=hint))
+
+    def warn(self, message: str, path: tuple[Any, ...], *, hint: str | None = None) -> None:
+        self.warnings.append(Diagnostic("warning", message, self.doc.locate(path), hint))
+
+    def raise_if_any(self) -> None:
+        if self.errors:
+            ordered = sorted(self.errors, key=_position)
+            raise ordered[0].with_others(tuple(ordered[1:]))
+
+
+def _position(exc: SpecError) -> tuple[int, int]:
+    loc = exc.location
+    return (loc.line or 0, loc.col or 0) if loc is not None else (0, 0)
+
+
+def _build_model(m: _Model, found: _Found, path: tuple[Any, ...]) -> ModelSpec | None:
+    """The model's architecture from its preset and the fields given; ``None`` after a problem."""
     base: dict[str, Any] = {}
     name = m.name
     if m.preset is not None:
         if m.preset not in presets.PRESETS:
             close = difflib.get_close_matches(m.preset, presets.preset_names(), n=1)
-            hint = f"; did you mean '{close[0]}'?" if close else f"; known presets: {', '.join(presets.preset_names())}"
-            raise SpecError(f"unknown model preset '{m.preset}'{hint}", doc.locate(path + ("preset",)))
+            hint = f"did you mean '{close[0]}'?" if close else f"known presets: {', '.join(presets.preset_names())}"
+            found.error(f"unknown model preset '{m.preset}'", path + ("preset",), hint=hint)
+            return None
         base = dict(presets.PRESETS[m.preset])
         name = name or m.preset
     given = m.model_dump(exclude_none=True, exclude={"preset", "name"})
@@ -65,12 +95,14 @@ def _build_model(m: _Model, doc: YamlDoc, path: tuple[Any, ...]) -> ModelSpec:
     required = ("layers", "hidden", "heads", "seq_len")
     missing = [k for k in required if k not in merged]
     if missing:
-        raise SpecError(f"model needs a preset or the architecture: missing {', '.join(missing)}",
-                        doc.locate(path))
+        found.error(f"model needs a preset or the architecture: missing {', '.join(missing)}", path,
+                    hint="`designer presets` lists the presets")
+        return None
+    errors = len(found.errors)
     assumptions: list[str] = []
     if m.mlp is not None and m.gated_mlp is not None and (m.mlp == "gated") != m.gated_mlp:
-        raise SpecError(f"mlp: {m.mlp} contradicts gated_mlp: {str(m.gated_mlp).lower()}; give one of them",
-                        doc.locate(path + ("gated_mlp",)))
+        found.error(f"mlp: {m.mlp} contradicts gated_mlp: {str(m.gated_mlp).lower()}", path + ("gated_mlp",),
+                    hint="give one of them")
     if m.mlp is not None:
         gated = m.mlp == "gated"
     elif m.gated_mlp is not None:
@@ -97,9 +129,9 @@ def _build_model(m: _Model, doc: YamlDoc, path: tuple[Any, ...]) -> ModelSpec:
                       qk_nope_head_dim=a["qk_nope_head_dim"], qk_rope_head_dim=a["qk_rope_head_dim"],
                       v_head_dim=a["v_head_dim"])
     if mla is None and merged["hidden"] % heads:
-        raise SpecError(f"hidden ({merged['hidden']}) must be a multiple of heads ({heads})", doc.locate(path + ("hidden",)))
+        found.error(f"hidden ({merged['hidden']}) must be a multiple of heads ({heads})", path + ("hidden",))
     if kv_heads > heads or heads % kv_heads:
-        raise SpecError(f"kv_heads ({kv_heads}) must divide heads ({heads})", doc.locate(path + ("kv_heads",)))
+        found.error(f"kv_heads ({kv_heads}) must divide heads ({heads})", path + ("kv_heads",))
     moe = None
     if merged.get("moe"):
         mo = merged["moe"]
@@ -107,10 +139,11 @@ def _build_model(m: _Model, doc: YamlDoc, path: tuple[Any, ...]) -> ModelSpec:
         moe = MoESpec(experts=mo["experts"], top_k=mo["top_k"], shared_experts=mo.get("shared_experts", 0),
                       expert_ffn=mo.get("expert_ffn"), dense_layers=mo.get("dense_layers", 0))
         if moe.top_k > moe.experts:
-            raise SpecError(f"moe.top_k ({moe.top_k}) exceeds moe.experts ({moe.experts})",
-                            doc.locate(path + ("moe", "top_k")))
+            found.error(f"moe.top_k ({moe.top_k}) exceeds moe.experts ({moe.experts})", path + ("moe", "top_k"))
         if moe.dense_layers >= merged["layers"]:
-            raise SpecError("moe.dense_layers must be fewer than layers", doc.locate(path + ("moe", "dense_layers")))
+            found.error("moe.dense_layers must be fewer than layers", path + ("moe", "dense_layers"))
+    if len(found.errors) > errors:
+        return None
     return ModelSpec(
         name=name or "custom", layers=merged["layers"], hidden=merged["hidden"], heads=heads,
         kv_heads=kv_heads, ffn=merged["ffn"], seq_len=merged["seq_len"], vocab=merged["vocab"],
@@ -137,55 +170,84 @@ def _build_parallelism(p: Any) -> ParallelismSpec:
     return ParallelismSpec(**values)
 
 
-def _build(raw: SpecInput, doc: YamlDoc, base_dir: Path, digest: str) -> Spec:
+def _beyond(found: _Found, key: str, value: int | None, limit: int, path: tuple[Any, ...], what: str = "") -> None:
+    if value is not None and value > limit:
+        found.error(f"{key}={value:,} is beyond any buildable cluster (limit {limit:,}{what})", path)
+
+
+def _warn_repeats(found: _Found, values: list[Any], path: tuple[Any, ...]) -> None:
+    """A value listed twice is used once: say so, at the second mention."""
+    seen: set[Any] = set()
+    for i, value in enumerate(values):
+        if value in seen:
+            found.warn(f"{_dotted(path)} lists {value!r} twice; it counts once", path + (i,), hint="remove the repeat")
+        seen.add(value)
+
+
+def _dotted(path: tuple[Any, ...]) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(path))
+
+
+def _workload(w: Any, i: int, found: _Found, horizon_s: float, software: SoftwareInput | None) -> WorkloadSpec | None:
+    path = ("workloads", i)
+    par = _build_parallelism(w.parallelism)
+    for key in ("tp", "pp", "dp", "ep", "cp"):
+        _beyond(found, key, getattr(par, key), MAX_GPUS_PER_WORKLOAD, path + ("parallelism", key), " GPUs")
+    _beyond(found, "gpus", w.gpus, MAX_GPUS_PER_WORKLOAD, path + ("gpus",))
+    model = _build_model(w.model, found, path + ("model",))
+    if model is None:
+        return None
+    if w.tokens < model.seq_len:
+        found.error(f"tokens ({w.tokens:g}) is less than one sequence ({model.seq_len})", path + ("tokens",))
+        return None
+    step_tokens = w.global_batch * model.seq_len
+    if w.tokens < step_tokens:
+        # Fewer tokens than one optimizer step: the time to train would be a fraction of a step.
+        found.error(f"tokens ({w.tokens:,.0f}) is less than one step: global_batch {w.global_batch:,} x "
+                    f"{model.seq_len:,} tokens per sequence = {step_tokens:,}", path + ("tokens",),
+                    hint="lower global_batch or train more tokens")
+        return None
+    if w.deadline is not None and w.deadline > horizon_s:
+        found.warn(f"the deadline ({w.deadline / units.SECONDS_PER_DAY:,.0f} days) is longer than the horizon "
+                   f"({horizon_s / units.SECONDS_PER_DAY:,.0f} days), over which the cluster is paid for",
+                   path + ("deadline",), hint="lengthen the horizon or shorten the deadline")
+    if w.checkpoint_interval is not None and w.deadline is not None and w.checkpoint_interval >= w.deadline:
+        found.warn("checkpoint_interval is not shorter than the deadline: no checkpoint is taken",
+                   path + ("checkpoint_interval",))
+    return WorkloadSpec(
+        name=w.name, model=model, tokens=w.tokens, global_batch=w.global_batch, precision=w.precision,
+        recompute=w.recompute, parallelism=par, deadline_s=w.deadline,
+        checkpoint_interval_s=w.checkpoint_interval, gpus=w.gpus, software=_build_software(software, w.software),
+    )
+
+
+def _build(raw: SpecInput, found: _Found, base_dir: Path, digest: str) -> Spec:
     names: set[str] = set()
     workloads = []
     for i, w in enumerate(raw.workloads):
-        path = ("workloads", i)
         if w.name in names:
-            raise SpecError(f"duplicate workload name '{w.name}'", doc.locate(path + ("name",)))
+            found.error(f"duplicate workload name '{w.name}'", ("workloads", i, "name"),
+                        hint="give each workload its own name")
         names.add(w.name)
-        par = _build_parallelism(w.parallelism)
-        for key in ("tp", "pp", "dp", "ep", "cp"):
-            value = getattr(par, key)
-            if value is not None and value > MAX_GPUS_PER_WORKLOAD:
-                raise SpecError(f"{key}={value:,} is beyond any buildable cluster (limit {MAX_GPUS_PER_WORKLOAD:,} GPUs)",
-                                doc.locate(path + ("parallelism", key)))
-        if w.gpus is not None and w.gpus > MAX_GPUS_PER_WORKLOAD:
-            raise SpecError(f"gpus={w.gpus:,} is beyond any buildable cluster (limit {MAX_GPUS_PER_WORKLOAD:,})",
-                            doc.locate(path + ("gpus",)))
-        model = _build_model(w.model, doc, path + ("model",))
-        if w.tokens < model.seq_len:
-            raise SpecError(f"tokens ({w.tokens:g}) is less than one sequence ({model.seq_len})", doc.locate(path + ("tokens",)))
-        step_tokens = w.global_batch * model.seq_len
-        if w.tokens < step_tokens:
-            # Fewer tokens than one optimizer step: the time to train would be a fraction of a step.
-            raise SpecError(f"tokens ({w.tokens:,.0f}) is less than one step: global_batch {w.global_batch:,} x "
-                            f"{model.seq_len:,} tokens per sequence = {step_tokens:,}; lower global_batch or "
-                            f"train more tokens", doc.locate(path + ("tokens",)))
-        workloads.append(WorkloadSpec(
-            name=w.name, model=model, tokens=w.tokens, global_batch=w.global_batch, precision=w.precision,
-            recompute=w.recompute, parallelism=par, deadline_s=w.deadline,
-            checkpoint_interval_s=w.checkpoint_interval, gpus=w.gpus,
-            software=_build_software(raw.software, w.software),
-        ))
+        built = _workload(w, i, found, raw.horizon, raw.software)
+        if built is not None:
+            workloads.append(built)
     c = raw.constraints
-    if c.max_nodes is not None and c.max_nodes > MAX_NODES:
-        raise SpecError(f"max_nodes={c.max_nodes:,} is beyond any buildable cluster (limit {MAX_NODES:,})",
-                        doc.locate(("constraints", "max_nodes")))
+    _beyond(found, "max_nodes", c.max_nodes, MAX_NODES, ("constraints", "max_nodes"))
     s = raw.system
-    if s.nodes is not None and s.nodes > MAX_NODES:
-        raise SpecError(f"nodes={s.nodes:,} is beyond any buildable cluster (limit {MAX_NODES:,})",
-                        doc.locate(("system", "nodes")))
+    _beyond(found, "nodes", s.nodes, MAX_NODES, ("system", "nodes"))
+    if c.min_utilization >= 1.0:
+        found.error("constraints.min_utilization must be below 1 (no GPU computes 100% of the time)",
+                    ("constraints", "min_utilization"))
+    for key in ("deployments", "fabrics", "topologies", "gpus", "oversubscription"):
+        _warn_repeats(found, list(getattr(c, key)), ("constraints", key))
+    _warn_repeats(found, list(raw.catalogs), ("catalogs",))
     constraints = Constraints(
         min_utilization=c.min_utilization, deployments=tuple(Deployment(d) for d in dict.fromkeys(c.deployments)),
         fabrics=tuple(dict.fromkeys(c.fabrics)), topologies=tuple(dict.fromkeys(c.topologies)),
         gpus=tuple(dict.fromkeys(c.gpus)), max_power_w=c.max_power, max_racks=c.max_racks, max_nodes=c.max_nodes,
         oversubscription=tuple(sorted(set(c.oversubscription))), pricing=Pricing(c.pricing),
     )
-    if c.min_utilization >= 1.0:
-        raise SpecError("constraints.min_utilization must be below 1 (no GPU computes 100% of the time)",
-                        doc.locate(("constraints", "min_utilization")))
     catalogs = []
     for i, entry in enumerate(raw.catalogs):
         # Whether the file exists and is a catalog is for the catalog loader to say, in one
@@ -193,6 +255,7 @@ def _build(raw: SpecInput, doc: YamlDoc, base_dir: Path, digest: str) -> Spec:
         # whether a path exists.
         p = Path(entry)
         catalogs.append(p if p.is_absolute() else (base_dir / p))
+    found.raise_if_any()
     return Spec(
         version=raw.version, name=raw.name, objective=Objective(raw.objective), horizon_s=raw.horizon,
         budget=Budget(raw.budget.capex, raw.budget.total), workloads=tuple(workloads), constraints=constraints,
@@ -202,30 +265,67 @@ def _build(raw: SpecInput, doc: YamlDoc, base_dir: Path, digest: str) -> Spec:
             deployment=Deployment(s.deployment) if s.deployment else None, server=s.server, switch=s.switch,
             nodes=s.nodes, fabric=s.fabric, topology=s.topology, oversubscription=s.oversubscription,
         ),
-        file=doc.file, digest=digest, doc=doc,
+        file=found.doc.file, digest=digest, doc=found.doc, warnings=tuple(found.warnings),
     )
 
 
+def _check_valid_workloads(data: dict[str, Any], found: _Found) -> None:
+    """When the spec as a whole is refused, still run the later checks (model shape, tokens per
+    step) on each workload that is valid by itself, so that one pass reports them too."""
+    listed = data.get("workloads")
+    if not isinstance(listed, list):
+        return
+    for i, item in enumerate(listed):
+        try:
+            w = _Workload.model_validate(item)
+        except pydantic.ValidationError:
+            continue
+        _workload(w, i, _Found(found.doc, errors=found.errors), float("inf"), None)
+
+
 def parse_spec(doc: YamlDoc, *, base_dir: Path | None = None, digest: str = "") -> Spec:
-    """Validate a parsed YAML document into a :class:`Spec`.
+    """Validate a parsed YAML document into a :class:`Spec`, checking the whole document.
 
     Raises:
-        SpecError: located at the YAML node of the first problem.
+        SpecError: located at the YAML node of the first problem in the file; ``problems`` lists
+            every problem found, in document order.
     """
     if not isinstance(doc.data, dict):
-        raise SpecError(f"expected a mapping at the top level (version, name, workloads, ...), "
-                        f"got {type(doc.data).__name__}", doc.locate(()))
+        shown = {type(None): "nothing", list: "a list", str: "text"}.get(type(doc.data), type(doc.data).__name__)
+        raise SpecError(f"expected a mapping at the top level (version, name, workloads, ...), got {shown}",
+                        doc.locate(()))
     if not {"version", "name", "workloads"} & {k for k in doc.data if isinstance(k, str)}:
         # Not recognisably a spec (another file named by mistake): nothing of it is quoted.
         raise SpecError("not a spec: a spec is a YAML mapping with version, name and workloads "
                         "(`designer schema` describes it)", doc.locate(()))
+    found = _Found(doc)
     try:
         raw = SpecInput.model_validate(doc.data)
     except pydantic.ValidationError as exc:
-        err, loc = messages.best_error(exc.errors(include_url=False), doc.data)
-        key = err["type"] == "extra_forbidden"
-        raise SpecError(messages.message(err, loc, SpecInput), doc.locate(loc, key=key)) from None
-    return _build(raw, doc, base_dir or Path("."), digest)
+        for p in messages.problems(exc.errors(include_url=False), doc.data, SpecInput):
+            found.error(p.message, p.loc, hint=p.hint, key=p.key)
+        _check_valid_workloads(doc.data, found)
+        found.raise_if_any()
+        raise  # pragma: no cover - a validation error always yields a problem
+    return _build(raw, found, base_dir or Path("."), digest)
+
+
+def parse_spec_text(text: str, file: str, *, base_dir: Path) -> Spec:
+    """Validate a spec given as text (``designer validate -`` reads one from standard input).
+
+    Args:
+        text: the spec's YAML.
+        file: the name used in locations (``<stdin>``).
+        base_dir: the folder catalog paths resolve against.
+
+    Raises:
+        SpecError: as :func:`parse_spec`, or malformed YAML.
+    """
+    try:
+        doc = load_yaml_text(text, file)
+    except InputError as exc:
+        raise SpecError(exc.problem, exc.location, hint=exc.hint) from None
+    return parse_spec(doc, base_dir=base_dir, digest=spec_digest(text))
 
 
 def load_spec(path: str | Path) -> Spec:
@@ -244,7 +344,7 @@ def load_spec(path: str | Path) -> Spec:
         text = read_text(path)
         doc = load_yaml_text(text, str(path))
     except InputError as exc:  # from yamlio: the same message and place, as a spec error
-        raise SpecError(exc.message, exc.location) from None
+        raise SpecError(exc.problem, exc.location, hint=exc.hint) from None
     # The digest of the bytes just read (UTF-8 decoding round-trips exactly): reading the file a
     # second time could see another version of it, or nothing at all from a pipe.
     return parse_spec(doc, base_dir=Path(path).resolve().parent, digest=spec_digest(text))

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from designer.errors import Location
+from designer.errors import Diagnostic, Location
 from designer.spec.choices import Deployment, Objective, Pricing
 from designer.spec.yamlio import YamlDoc
 
@@ -167,7 +167,9 @@ class Spec:
     file: str
     digest: str  # sha256 of the spec file's bytes
     doc: YamlDoc | None = field(default=None, compare=False, repr=False)
-    warnings: tuple[str, ...] = ()  # located, FILE:LINE:COL: text (found once the catalogs are known)
+    # Accepted, but probably not what was meant (a value listed twice, a params count off its
+    # architecture): `validate` shows them; some are found once the catalogs are known.
+    warnings: tuple[Diagnostic, ...] = field(default=(), compare=False, repr=False)
 
     def locate(self, path: tuple[Any, ...]) -> Location:
         """``FILE:LINE:COL`` of a key path in the spec file (for errors found after loading)."""

@@ -30,8 +30,8 @@ def _int_count(value: Any) -> Any:
     if isinstance(value, str):
         try:
             number = units.parse_count(value)
-        except units.UnitError as exc:
-            raise ValueError(str(exc)) from None
+        except units.UnitError:
+            raise ValueError(f"cannot read {value.strip()[:60]!r} as a whole number; write it like 8 or 1K") from None
         if number != int(number):
             raise ValueError(f"{value!r} is not a whole number")
         return int(number)

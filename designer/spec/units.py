@@ -102,7 +102,8 @@ def _prepare(value: object, what: str, example: str) -> str:
         suggestion = re.sub(r"[0-9][0-9.,]*", _plain(_finite(value, what)), example, count=1)
         raise UnitError(f"{what} needs a unit: did you mean \"{suggestion}\"?")
     if not isinstance(value, str):
-        raise UnitError(f"expected {what} such as {example!r}, got {type(value).__name__}")
+        shown = {type(None): "nothing (null)", list: "a list", dict: "a mapping"}.get(type(value), type(value).__name__)
+        raise UnitError(f"expected {what} such as {example!r}, got {shown}")
     text = value.strip()
     if not text:
         raise UnitError(f"expected {what} such as {example!r}, got an empty string")

@@ -16,7 +16,7 @@ from designer.errors import CatalogError
 
 BUILTIN = catalog.load_builtin()
 
-# Names DESIGN.md and the examples rely on.
+# Names the docs and the examples rely on.
 REQUIRED_NAMES = {
     "gpu": {"a100-80g", "h100-sxm", "h200", "b200", "mi300x"},
     "server": {"dgx-a100-80g", "dgx-h100", "hgx-h200", "dgx-b200"},

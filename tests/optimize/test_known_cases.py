@@ -1,7 +1,7 @@
 """Known cases behave as the field knows (network.md, perf.md).
 
 * A 16k-GPU dense pre-training run held to 90% utilization does not pick TCP Ethernet: kernel
-  TCP's latency and protocol efficiency leave the GPUs waiting (DESIGN.md's fabric table).
+  TCP's latency and protocol efficiency leave the GPUs waiting (the fabric table of docs/data-flow.md).
 * A 64-GPU fine-tune with a loose utilization target does not pay for InfiniBand.
 * Rail-only (Wang et al., arXiv:2307.12169) is cheaper than a rail-optimized fat tree for dense
   traffic, and its network costs 38-77% less in the paper; we check the direction and that the

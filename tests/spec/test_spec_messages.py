@@ -54,4 +54,4 @@ def test_union_branch_labels_never_appear_in_the_path():
 
 
 def test_a_list_where_a_mapping_belongs():
-    assert _first({"workloads": [[1]]}) == "workloads[0]: expected a mapping (key: value pairs), got list"
+    assert _first({"workloads": [[1]]}) == "workloads[0]: expected a mapping (key: value pairs), got a list"

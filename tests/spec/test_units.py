@@ -1,4 +1,4 @@
-"""Units: every DESIGN.md example, bits vs bytes, SI vs IEC, refusals with hints, and round trips."""
+"""Units: every example of docs/units.md, bits vs bytes, SI vs IEC, refusals with hints, and round trips."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from designer.spec.units import UnitError
 ROUND_TRIP_REL = 1e-11
 
 
-# --- DESIGN.md "Units": each example and its SI value ---------------------------------------------
+# --- docs/units.md: each example and its SI value ---------------------------------------------
 
 @pytest.mark.parametrize("parse, text, si", [
     (units.parse_bandwidth, "400 Gbps", 400e9 / 8),  # bits: 400e9 b/s = 50e9 B/s
