@@ -1,11 +1,56 @@
 """The face: ``designer``'s command line, one module per command group (:mod:`designer.cli.commands`).
 
 ``designer = "designer.cli:main"`` is the console script; ``app`` is the typer app (for tests and
-``python -m designer``).
+``python -m designer``). :func:`main` installs the signal handlers (:mod:`designer.cli.interrupt`)
+before it imports anything else, so a Ctrl-C while the command's libraries load is one line and
+exit 130 too, not a traceback.
 """
 
 from __future__ import annotations
 
-from designer.cli.commands import app, main
-
 __all__ = ["app", "main"]
+
+
+def main() -> None:
+    """Console-script entry point."""
+    import os
+    import sys
+
+    from designer.cli import interrupt
+
+    by_signal = False
+    try:
+        interrupt.install()
+        from designer.study.executor import kill_children
+
+        interrupt.on_kill(kill_children)  # nothing the command started outlives a signal
+        from designer.cli.commands import run_app
+
+        run_app()
+    except KeyboardInterrupt:  # while the handlers were installed or the command's modules loaded
+        interrupt.finished()
+        interrupt.kill_started()
+        print(interrupt.message(), file=sys.stderr)
+        code: object = interrupt.exit_code()
+        by_signal = True
+    except SystemExit as exc:
+        code = exc.code
+    else:
+        code = 0
+    if not by_signal and interrupt.received() is None:
+        raise SystemExit(code)
+    # After a signal, end here: CPython remembers a KeyboardInterrupt raised inside code that C
+    # ran during an import and would end the process by SIGINT (exit -2) whatever code we exit with.
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code if isinstance(code, int) else 1)
+
+
+def __getattr__(name: str):
+    if name == "app":
+        from designer.cli.commands import app
+        return app
+    raise AttributeError(f"module 'designer.cli' has no attribute {name!r}")

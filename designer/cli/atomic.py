@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+from designer.cli import interrupt
 from designer.errors import InputError, Location
 
 # Mode of a new file when the process umask cannot be read: rw-r--r--, the usual umask 022 result.
@@ -267,6 +268,7 @@ def write_atomic(path: str | Path, text: str | bytes, inputs: Iterable[InputFile
             out.flush()
             os.fsync(out.fileno())
         os.chmod(tmp, _new_file_mode(st))
+        interrupt.check()  # after Ctrl-C nothing is put in place, even if a library swallowed it
         _put_in_place(tmp, target, inputs, loc)
     except BaseException as exc:
         try:

@@ -11,16 +11,16 @@ differ (``diff``), 2 bad input, 3 infeasible, 4 no answer in time, 130 interrupt
 
 from __future__ import annotations
 
-__all__ = ["app", "main"]
+__all__ = ["app", "main", "run_app"]
 
 import sys
 
 import typer
 
 from designer import __version__
-from designer.cli import design, solve, spec, whatif
+from designer.cli import design, interrupt, solve, spec, whatif
 from designer.cli.catalog import catalog_app
-from designer.cli.run import err, state
+from designer.cli.run import state
 
 app = typer.Typer(
     name="designer",
@@ -59,10 +59,20 @@ app.command("frontier")(whatif.frontier_command)
 app.command("sweep")(whatif.sweep_command)
 
 
-def main() -> None:
-    """Console-script entry point."""
+def run_app() -> None:
+    """Run the app as the console script does (:func:`designer.cli.main` installs the signal
+    handlers first): a signal anywhere, even outside a command's body, is one line and its exit code."""
     try:
         app()
     except KeyboardInterrupt:
-        err("interrupted; no output was written")
-        sys.exit(130)
+        interrupt.finished()
+        interrupt.kill_started()
+        print(interrupt.message(), file=sys.stderr)
+        sys.exit(interrupt.exit_code())
+
+
+def main() -> None:
+    """Console-script entry point (kept for callers of ``designer.cli.commands.main``)."""
+    from designer.cli import main as cli_main
+
+    cli_main()

@@ -13,6 +13,7 @@ from typing import Callable
 
 import typer
 
+from designer.cli import interrupt
 from designer.errors import DesignerError, InfeasibleError, InputError
 
 state = {"debug": False}
@@ -33,15 +34,18 @@ def one_line(text: str) -> str:
     return out if len(out) <= _MAX_MESSAGE else out[:_MAX_MESSAGE] + "..."
 
 
-def run(action: Callable[[], int | None]) -> None:
-    """Run one command body, turning every failure into a one-line message and an exit code."""
-    try:
-        code = action() or 0
-    except typer.Exit:
-        raise
-    except InfeasibleError as exc:
-        if state["debug"]:
-            raise
+def _interrupted() -> int:
+    interrupt.finished()
+    interrupt.kill_started()  # a CBC solver or workers still running after SIGTERM
+    err(interrupt.message())
+    return interrupt.exit_code()
+
+
+def _failure(exc: Exception) -> int:
+    """The message and exit code of a failure (``--debug`` re-raises it for the traceback)."""
+    if state["debug"] and not isinstance(exc, MemoryError):
+        raise exc
+    if isinstance(exc, InfeasibleError):
         err(f"infeasible: {exc.message}")
         for reason in exc.reasons:
             err(f"  - {reason}")
@@ -49,27 +53,36 @@ def run(action: Callable[[], int | None]) -> None:
             err("to make it feasible, any one of:")
             for relax in exc.relaxations:
                 err(f"  - {relax}")
-        code = exc.exit_code
-    except InputError as exc:
-        if state["debug"]:
-            raise
+        return exc.exit_code
+    if isinstance(exc, InputError):
         for problem in exc.problems:  # every problem found in the input, the first first
             err(f"error: {one_line(problem.located())}")
-        code = exc.exit_code
-    except DesignerError as exc:
-        if state["debug"]:
-            raise
+        return exc.exit_code
+    if isinstance(exc, DesignerError):
         err(f"error: {one_line(str(exc))}")
-        code = exc.exit_code
-    except KeyboardInterrupt:
-        err("interrupted; no output was written")
-        code = 130
-    except MemoryError:
+        return exc.exit_code
+    if isinstance(exc, MemoryError):
         err("error: out of memory; the input is too large")
-        code = 2
+        return 2
+    err(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback; please report it)")
+    return 70
+
+
+def run(action: Callable[[], int | None]) -> None:
+    """Run one command body, turning every failure into a one-line message and an exit code.
+
+    After a signal (Ctrl-C, SIGTERM), whatever the body raised or returned is the signal's: its
+    one line and exit code (:mod:`designer.cli.interrupt`), even where a library swallowed the
+    ``KeyboardInterrupt`` and failed in its own way (PuLP's ``except:`` once turned a Ctrl-C into
+    "solver highs is not available").
+    """
+    try:
+        code = action() or 0
+        interrupt.check()
+    except typer.Exit:
+        raise
+    except KeyboardInterrupt:
+        code = _interrupted()
     except Exception as exc:  # noqa: BLE001 - the contract is "never a traceback"
-        if state["debug"]:
-            raise
-        err(f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback; please report it)")
-        code = 70
+        code = _interrupted() if interrupt.received() is not None else _failure(exc)
     raise typer.Exit(code)

@@ -14,6 +14,7 @@ __all__ = ["Solution", "solve_problem", "SOLVERS"]
 import math
 import os
 import sys
+import tempfile
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Mapping
@@ -99,10 +100,16 @@ def _value(v) -> float:
 
 def _run(b: Builder, objective, solver: str, time_limit_s: float | None, gap: float = REL_GAP) -> str:
     b.m.setObjective(objective)
-    try:
-        b.m.solve(_solver(solver, time_limit_s, gap))
-    except pulp.PulpSolverError as exc:
-        raise SolverError(f"solver {solver} failed: {exc}") from None
+    engine = _solver(solver, time_limit_s, gap)
+    # CBC works through files (model, solution): in a folder of this run's own, removed on every
+    # way out (an error, Ctrl-C, SIGTERM), not left in the shared temporary folder.
+    with tempfile.TemporaryDirectory(prefix="designer-solver-") as folder:
+        if hasattr(engine, "tmpDir"):
+            engine.tmpDir = folder
+        try:
+            b.m.solve(engine)
+        except pulp.PulpSolverError as exc:
+            raise SolverError(f"solver {solver} failed: {exc}") from None
     status = pulp.LpStatus[b.m.status]
     has_solution = b.m.sol_status in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible)
     if status == "Optimal" and b.m.sol_status == pulp.LpSolutionOptimal:

@@ -1,7 +1,8 @@
 """Running a study's solves, in worker processes when asked, with results in input order.
 
-Solves run in a :class:`concurrent.futures.ProcessPoolExecutor` and come back in task order, so a
-study's result does not depend on the number of workers. A Catalog holds MappingProxyType fields,
+Solves run through :mod:`designer.study.executor` (in this process, or in worker processes that die
+with the command) and come back in task order, so a study's result does not depend on the number
+of workers. A Catalog holds MappingProxyType fields,
 which do not pickle; on the way to a worker they travel as a marked dict (:func:`portable`) and
 become proxies again on arrival (:func:`restored`).
 """
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 __all__ = ["Progress", "Solve", "Bisect", "Counter", "portable", "restored", "execute"]
 
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, fields, is_dataclass, replace
 from types import MappingProxyType
 from typing import Any, Callable, Sequence
@@ -18,6 +18,7 @@ from typing import Any, Callable, Sequence
 from designer.catalog.types import Catalog
 from designer.design.study import Crossover, Outcome
 from designer.spec.models import Spec
+from designer.study.executor import make_executor
 from designer.study.outcome import bisect_change, solve_outcome
 from designer.study.variants import with_change
 
@@ -88,25 +89,11 @@ class Bisect:
         return bisect_change(evaluate, self.variable, self.low, self.high, self.before, self.after, self.tolerance)
 
 
-def _work(task: Solve | Bisect) -> Any:
-    return task.run()
-
-
 def execute(tasks: Sequence[Solve | Bisect], workers: int, tick: Callable[[], None]) -> list[Any]:
-    """Run tasks, in worker processes when ``workers`` > 1; results in task order."""
-    if workers <= 1 or len(tasks) <= 1:
-        out = []
-        for task in tasks:
-            out.append(_work(task))
-            tick()
-        return out
-    results: list[Any] = [None] * len(tasks)
-    with ProcessPoolExecutor(max_workers=min(workers, len(tasks))) as pool:
-        futures = {pool.submit(_work, task): i for i, task in enumerate(tasks)}
-        for future in as_completed(futures):
-            results[futures[future]] = future.result()
-            tick()
-    return results
+    """Run tasks, in worker processes when ``workers`` > 1 (:mod:`designer.study.executor`: they
+    die with the command); results in task order."""
+    with make_executor(workers if len(tasks) > 1 else 1) as pool:
+        return pool.map(tasks, tick)
 
 
 class Counter:

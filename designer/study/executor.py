@@ -1,0 +1,244 @@
+"""Where a study's solves run: an executor interface (submit tasks, results in order, cancel) and its
+local backends, in this process or in worker processes that die with their parent.
+
+A task is any picklable object with a ``run()`` method (:class:`~designer.study.workers.Solve`,
+:class:`~designer.study.workers.Bisect`). :meth:`Executor.map` returns results in task order
+whatever order they finish in, so a study's result does not depend on the backend or the number
+of workers; :meth:`Executor.cancel` stops everything at once. Another backend (a cluster
+scheduler) implements :meth:`Executor.submit` and :meth:`Executor.cancel` and inherits the rest.
+
+Worker processes (:class:`ProcessExecutor`) are made to die with the command:
+
+* each worker leads its own **process group**, so a terminal's Ctrl-C reaches only the parent
+  (which cancels) and cancelling kills the group with ``SIGKILL``, including a CBC solver the
+  worker started;
+* each worker runs a **parent-death check**: a thread that polls ``getppid()`` every
+  :data:`PARENT_POLL_S` and kills the worker's group the moment the parent is gone (``kill -9``
+  of the command leaves no worker running, and no worker keeps the caller's pipes open);
+* workers read nothing from and write nothing to the command's standard streams (they are
+  ``/dev/null`` in a worker), and ignore Ctrl-C: their results and errors come back as values.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Task", "Executor", "InlineExecutor", "ProcessExecutor", "make_executor", "kill_children",
+           "PARENT_POLL_S"]
+
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
+from abc import ABC, abstractmethod
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import Any, Callable, Protocol, Sequence
+
+PARENT_POLL_S = 0.1  # how often a worker checks that its parent is alive
+
+
+class Task(Protocol):
+    """A unit of work: picklable, and ``run()`` returns its (picklable) result."""
+
+    def run(self) -> Any: ...
+
+
+def _run_task(task: Task) -> Any:
+    return task.run()
+
+
+class Executor(ABC):
+    """Runs independent tasks; :meth:`map` gives their results in task order; :meth:`cancel`
+    stops everything. Use as a context manager: leaving it by an exception (Ctrl-C included)
+    cancels, leaving it normally waits for nothing more and releases the workers."""
+
+    workers: int = 1
+
+    @abstractmethod
+    def submit(self, task: Task) -> Future:
+        """Start ``task``; its future holds ``task.run()``'s result or exception."""
+
+    @abstractmethod
+    def cancel(self) -> None:
+        """Stop every task now; workers end (killed if need be). Idempotent."""
+
+    def close(self) -> None:
+        """Release the workers once every task is done (the default: nothing to release)."""
+
+    def map(self, tasks: Sequence[Task], tick: Callable[[], None] | None = None) -> list[Any]:
+        """Run ``tasks`` and return their results in task order, calling ``tick`` as each ends.
+
+        Raises:
+            The first exception a task raised (the others are cancelled), or ``KeyboardInterrupt``.
+        """
+        futures = [self.submit(task) for task in tasks]
+        index = {id(f): i for i, f in enumerate(futures)}
+        results: list[Any] = [None] * len(futures)
+        pending = set(futures)
+        try:
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in sorted(done, key=lambda f: index[id(f)]):
+                    results[index[id(future)]] = future.result()
+                    if tick is not None:
+                        tick()
+        except BaseException:
+            self.cancel()
+            raise
+        return results
+
+    def __enter__(self) -> "Executor":
+        return self
+
+    def __exit__(self, kind: type | None, value: BaseException | None, traceback: Any) -> None:
+        if kind is not None:
+            self.cancel()
+        else:
+            self.close()
+
+
+class InlineExecutor(Executor):
+    """Tasks run in this process, one at a time, as they are submitted (no processes, no pickling)."""
+
+    def submit(self, task: Task) -> Future:
+        future: Future = Future()
+        try:
+            future.set_result(task.run())
+        except Exception as exc:  # noqa: BLE001 - the future carries it to map()
+            future.set_exception(exc)
+        return future
+
+    def map(self, tasks: Sequence[Task], tick: Callable[[], None] | None = None) -> list[Any]:
+        results = []
+        for task in tasks:  # one at a time, ticking as each ends (submit() would run them all first)
+            results.append(task.run())
+            if tick is not None:
+                tick()
+        return results
+
+    def cancel(self) -> None:
+        pass
+
+
+def _prepare_worker(parent: int) -> None:
+    """In a new worker: own process group, quiet standard streams, no Ctrl-C, a parent-death check."""
+    try:
+        os.setpgid(0, 0)
+    except OSError:
+        pass
+    for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if signum is not None:
+            signal.signal(signum, signal.SIG_DFL)  # the parent's handlers do not apply here
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; it cancels us
+    try:
+        signal.set_wakeup_fd(-1)
+    except (ValueError, OSError):
+        pass
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+    threading.Thread(target=_watch_parent, args=(parent,), name="designer-parent-check", daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    while True:
+        if os.getppid() != parent:  # re-parented: the command is gone
+            _kill_group(os.getpid())
+            os._exit(1)
+        time.sleep(PARENT_POLL_S)
+
+
+def _kill_group(pid: int) -> None:
+    """SIGKILL the process group ``pid`` leads (a worker and what it started), else ``pid`` alone."""
+    try:
+        if os.getpgid(pid) == pid:
+            os.killpg(pid, signal.SIGKILL)
+            return
+    except OSError:
+        pass
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def _context() -> Any:
+    # fork starts a worker in milliseconds with the parent's imports; elsewhere, spawn.
+    return multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+
+
+class ProcessExecutor(Executor):
+    """Tasks run in up to ``workers`` local processes (each its own process group, each checking
+    that its parent lives); results come back by pickling."""
+
+    def __init__(self, workers: int):
+        self.workers = max(1, int(workers))
+        self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=_context(),
+                                         initializer=_prepare_worker, initargs=(os.getpid(),))
+        self._cancelled = False
+
+    def submit(self, task: Task) -> Future:
+        return self._pool.submit(_run_task, task)
+
+    def _pids(self) -> list[int]:
+        # ProcessPoolExecutor keeps its workers in ``_processes`` (pid -> Process) on every
+        # Python this package supports; the public API has no way to kill a running task.
+        processes = getattr(self._pool, "_processes", None) or {}
+        return sorted(int(pid) for pid in list(processes))
+
+    def cancel(self) -> None:
+        if self._cancelled:
+            return
+        self._cancelled = True
+        for pid in self._pids():
+            _kill_group(pid)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def close(self) -> None:
+        if not self._cancelled:
+            self._pool.shutdown(wait=True)
+
+
+def make_executor(workers: int, backend: str = "local") -> Executor:
+    """The executor for ``workers`` parallel tasks: in this process for one, else local processes.
+
+    Raises:
+        ValueError: an unknown backend.
+    """
+    if backend != "local":
+        raise ValueError(f"unknown executor backend {backend!r}")
+    return InlineExecutor() if workers <= 1 else ProcessExecutor(workers)
+
+
+def _child_pids() -> list[int]:
+    """This process's children (Linux ``/proc``), found without knowing who started them."""
+    me = os.getpid()
+    pids: set[int] = set()
+    try:
+        for tid in os.listdir(f"/proc/{me}/task"):
+            with open(f"/proc/{me}/task/{tid}/children", encoding="ascii") as f:
+                pids.update(int(p) for p in f.read().split())
+        return sorted(pids)
+    except (OSError, ValueError):
+        pass
+    try:  # kernels without /proc/.../children: read every process's parent
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
+                        fields = f.read().rpartition(")")[2].split()
+                    if int(fields[1]) == me:
+                        pids.add(int(entry))
+                except (OSError, ValueError, IndexError):
+                    continue
+    except OSError:
+        pass
+    return sorted(pids)
+
+
+def kill_children() -> None:
+    """SIGKILL every child of this process and the group each leads (workers, a CBC solver): for a
+    command that is ending on a signal, nothing it started may outlive it."""
+    for pid in _child_pids():
+        _kill_group(pid)
