@@ -11,7 +11,7 @@ differ (``diff``), 2 bad input, 3 infeasible, 4 no answer in time, 130 interrupt
 
 from __future__ import annotations
 
-__all__ = ["app", "main", "run_app"]
+__all__ = ["app", "run_app"]
 
 import sys
 
@@ -69,10 +69,3 @@ def run_app() -> None:
         interrupt.kill_started()
         print(interrupt.message(), file=sys.stderr)
         sys.exit(interrupt.exit_code())
-
-
-def main() -> None:
-    """Console-script entry point (kept for callers of ``designer.cli.commands.main``)."""
-    from designer.cli import main as cli_main
-
-    cli_main()
