@@ -95,9 +95,9 @@ def validate(
 
 def schema() -> None:
     """Print the JSON Schema of the spec (draft 2020-12) for editors and CI: values as written, with units."""
-    from designer.spec import schema as spec_schema
+    from designer.spec import jsonschema
 
-    run(lambda: typer.echo(json_text(spec_schema.spec_json_schema())))
+    run(lambda: typer.echo(json_text(jsonschema.spec_json_schema())))
 
 
 def json_text(doc: Any) -> str:

@@ -1,189 +1,221 @@
-"""The spec's input models (pydantic, strict keys, units parsed once) and its JSON Schema.
+"""The spec's input models (pydantic, strict keys, units parsed once), which also describe it.
 
 Pydantic stays inside :mod:`designer.spec`: these models check a spec's YAML data, and
 :mod:`designer.spec.load` turns them into the frozen dataclasses of :mod:`designer.spec.models`.
-``SpecInput`` is the root model; the others are private to the package.
+``SpecInput`` is the root model; the others are private to the package. Every field has a
+``description`` (and, where the value type gives none, ``examples``): :mod:`designer.spec.jsonschema`
+turns them into ``designer schema``, and a test fails on a field without one.
 """
 
 from __future__ import annotations
 
-__all__ = ["SpecInput", "ParallelismInput", "SoftwareInput", "spec_json_schema"]
+__all__ = ["SpecInput", "ParallelismInput", "SoftwareInput"]
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from designer.spec import presets, units
 from designer.spec.choices import ATTENTION_KERNELS, FABRICS, SOFTWARE_PRESETS, TOPOLOGIES
-
-
-def _unit(parser):
-    def convert(value: Any) -> float:
-        try:
-            return parser(value)
-        except units.UnitError as exc:
-            raise ValueError(str(exc)) from None
-    return BeforeValidator(convert)
-
-
-def _int_count(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            number = units.parse_count(value)
-        except units.UnitError:
-            raise ValueError(f"cannot read {value.strip()[:60]!r} as a whole number; write it like 8 or 1K") from None
-        if number != int(number):
-            raise ValueError(f"{value!r} is not a whole number")
-        return int(number)
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
-Money = Annotated[float, _unit(units.parse_money)]
-Duration = Annotated[float, _unit(units.parse_duration)]
-Power = Annotated[float, _unit(units.parse_power)]
-EnergyPrice = Annotated[float, _unit(units.parse_energy_price)]
-Count = Annotated[float, _unit(units.parse_count)]
-Fraction = Annotated[float, _unit(units.parse_fraction)]
-PosInt = Annotated[int, BeforeValidator(_int_count), Field(ge=1, strict=True)]
-NonNegInt = Annotated[int, BeforeValidator(_int_count), Field(ge=0, strict=True)]
-
-
-def _one_line(value: str) -> str:
-    # Names end up in tables, design files and one-line error messages: no line breaks or controls.
-    if any(ord(ch) < 32 or 127 <= ord(ch) < 160 for ch in value):
-        raise ValueError("must be one line of text without control characters")
-    return value
-
-
-Name = Annotated[str, Field(min_length=1, max_length=200, strict=True), AfterValidator(_one_line)]
-
+# The value types, each with its schema as written (designer.spec.values); adding a field of one of
+# these types to a model below is all `designer schema` needs, with a description.
+from designer.spec.values import Count, Duration, EnergyPrice, Fraction, Money, Name, NonNegInt, PosInt, Power
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
 
 
+_AUTO = "auto lets the optimizer choose"
+
+
+def _auto(description: str, examples: list[Any]) -> Any:
+    """A parallelism field: a whole number or ``auto`` (the default)."""
+    return Field("auto", description=f"{description}; {_AUTO}.", examples=[*examples, "auto"])
+
+
 class _MoE(_Strict):
-    experts: PosInt
-    top_k: PosInt
-    shared_experts: NonNegInt = 0
-    expert_ffn: PosInt | None = None
-    dense_layers: NonNegInt = 0
+    """Mixture of experts: experts per MoE layer and how many each token is routed to."""
+
+    experts: PosInt = Field(description="Routed experts per MoE layer.", examples=[8, 256])
+    top_k: PosInt = Field(description="Experts each token is routed to.", examples=[2, 8])
+    shared_experts: NonNegInt = Field(0, description="Experts every token also passes through.", examples=[0, 1])
+    expert_ffn: PosInt | None = Field(None, description="FFN width of one expert; default the model's ffn.",
+                                      examples=[2048])
+    dense_layers: NonNegInt = Field(0, description="Leading layers with a dense FFN instead of experts.",
+                                    examples=[0, 3])
 
 
 class _MLA(_Strict):
-    q_lora_rank: NonNegInt = Field(description="query latent rank (0: queries projected directly)")
-    kv_lora_rank: PosInt
-    qk_nope_head_dim: PosInt
-    qk_rope_head_dim: PosInt
-    v_head_dim: PosInt
+    """Multi-head latent attention (DeepSeek-V2/V3): the low-rank projections of queries, keys and values."""
+
+    q_lora_rank: NonNegInt = Field(description="Query latent rank (0: queries projected directly).",
+                                   examples=[1536])
+    kv_lora_rank: PosInt = Field(description="Key-value latent rank.", examples=[512])
+    qk_nope_head_dim: PosInt = Field(description="Per-head query/key dimension without rotary embedding.",
+                                     examples=[128])
+    qk_rope_head_dim: PosInt = Field(description="Per-head query/key dimension with rotary embedding.",
+                                     examples=[64])
+    v_head_dim: PosInt = Field(description="Per-head value dimension.", examples=[128])
 
 
 class _Model(_Strict):
-    preset: Name | None = Field(None, description="one of: " + ", ".join(presets.preset_names()))
-    name: Name | None = None
-    params: Count | None = Field(None, description="published total; checked against the architecture")
-    layers: PosInt | None = None
-    hidden: PosInt | None = None
-    heads: PosInt | None = None
-    kv_heads: PosInt | None = None
-    ffn: PosInt | None = Field(None, description="MLP width; default Megatron-LM's: 4 x hidden, "
-                                                 "8/3 x hidden rounded down to 64 with a gated MLP")
-    seq_len: PosInt | None = None
-    vocab: PosInt | None = Field(None, description="default 50,304 (GPT-2 BPE padded as Megatron-LM pads it)")
-    mlp: Literal["gated", "plain"] | None = Field(None, description="gated (SwiGLU, 3 matrices) or plain (GeLU, 2)")
-    gated_mlp: bool | None = Field(None, description="older spelling of mlp: gated")
-    moe: _MoE | None = None
-    mla: _MLA | None = Field(None, description="multi-head latent attention (DeepSeek-V2/V3)")
+    """The model: a preset, or its architecture (a preset's fields can be overridden one by one)."""
+
+    preset: Name | None = Field(None, description="A model preset (`designer presets` lists them): "
+                                + ", ".join(presets.preset_names()) + ".", examples=["llama3-70b"])
+    name: Name | None = Field(None, description="The model's name in reports; default the preset's.",
+                              examples=["my-70b"])
+    params: Count | None = Field(None, description="Published parameter count; checked against the architecture "
+                                 "(a warning past 5%), which the FLOPs and memory follow.", examples=["70B"])
+    layers: PosInt | None = Field(None, description="Transformer layers.", examples=[80])
+    hidden: PosInt | None = Field(None, description="Hidden size (model width).", examples=[8192])
+    heads: PosInt | None = Field(None, description="Attention heads.", examples=[64])
+    kv_heads: PosInt | None = Field(None, description="Key-value heads (grouped-query attention); default heads.",
+                                    examples=[8])
+    ffn: PosInt | None = Field(None, description="MLP width; default Megatron-LM's: 4 x hidden, or 8/3 x hidden "
+                               "rounded down to a multiple of 64 with a gated MLP.", examples=[28672])
+    seq_len: PosInt | None = Field(None, description="Sequence length in tokens.", examples=[8192])
+    vocab: PosInt | None = Field(None, description="Vocabulary size; default 50,304 (GPT-2 BPE padded as "
+                                 "Megatron-LM pads it).", examples=[128256])
+    mlp: Literal["gated", "plain"] | None = Field(None, description="gated (SwiGLU, three matrices) or plain "
+                                                  "(GeLU, two).")
+    gated_mlp: bool | None = Field(None, description="Older spelling of mlp: gated.")
+    moe: _MoE | None = Field(None, description="Mixture of experts; absent for a dense model.")
+    mla: _MLA | None = Field(None, description="Multi-head latent attention (DeepSeek-V2/V3).")
 
 
 class _Software(_Strict):
+    """The training software stack; each field left out takes the stack's own default."""
+
     preset: Literal[SOFTWARE_PRESETS] | None = Field(  # type: ignore[valid-type]
-        None, description="training stack: " + " | ".join(SOFTWARE_PRESETS) + " (default megatron-core)")
+        None, description="Training stack: " + ", ".join(SOFTWARE_PRESETS) + " (default megatron-core).")
     attention: Literal[ATTENTION_KERNELS] | None = Field(  # type: ignore[valid-type]
-        None, description="flash (fused) or unfused (softmax materialised)")
+        None, description="Attention kernel: flash (fused) or unfused (softmax materialised).")
     sequence_parallel: bool | Literal["auto"] | None = Field(
-        None, description="auto | true | false; false: the plan search never uses it")
-    tp_comm_overlap: bool | None = Field(None, description="TP collectives overlapped with GEMMs")
-    dp_overlap: bool | None = Field(None, description="gradient reduce-scatter / parameter all-gather overlapped")
-    dropout: bool | None = Field(None, description="hidden and attention dropout (default: the stack's recipes)")
+        None, description="auto, true or false; false: the plan search never uses sequence parallelism.")
+    tp_comm_overlap: bool | None = Field(None, description="Tensor-parallel collectives overlapped with GEMMs.")
+    dp_overlap: bool | None = Field(None, description="Gradient reduce-scatter and parameter all-gather "
+                                    "overlapped with compute.")
+    dropout: bool | None = Field(None, description="Hidden and attention dropout (default: the stack's recipes).")
 
 
 class _Parallelism(_Strict):
-    tp: PosInt | Literal["auto"] = "auto"
-    pp: PosInt | Literal["auto"] = "auto"
-    dp: PosInt | Literal["auto"] = "auto"
-    ep: PosInt | Literal["auto"] = "auto"
-    cp: PosInt | Literal["auto"] = "auto"
-    microbatch: PosInt | Literal["auto"] = "auto"
-    virtual_stages: PosInt | Literal["auto"] = "auto"
-    zero: Annotated[int, Field(ge=0, le=3, strict=True)] | Literal["auto"] = "auto"
-    sequence_parallel: bool | Literal["auto"] = "auto"
-    first_stage_layers: PosInt | Literal["auto"] = "auto"
-    last_stage_layers: PosInt | Literal["auto"] = "auto"
+    """How a workload is split over GPUs; each field is a whole number or auto."""
+
+    tp: PosInt | Literal["auto"] = _auto("Tensor-parallel degree (within a node)", [8])
+    pp: PosInt | Literal["auto"] = _auto("Pipeline-parallel stages", [4])
+    dp: PosInt | Literal["auto"] = _auto("Data-parallel replicas", [64])
+    ep: PosInt | Literal["auto"] = _auto("Expert-parallel degree (MoE models)", [8])
+    cp: PosInt | Literal["auto"] = _auto("Context-parallel degree (long sequences)", [2])
+    microbatch: PosInt | Literal["auto"] = _auto("Sequences per micro-batch", [1])
+    virtual_stages: PosInt | Literal["auto"] = _auto("Interleaved pipeline stages per GPU", [2])
+    zero: Annotated[int, Field(ge=0, le=3, strict=True)] | Literal["auto"] = _auto(
+        "ZeRO stage: 0 none, 1 optimizer states, 2 and gradients, 3 and parameters sharded", [1])
+    sequence_parallel: bool | Literal["auto"] = Field("auto", description=f"Sequence parallelism with tensor "
+                                                      f"parallelism; {_AUTO}.", examples=[True, "auto"])
+    first_stage_layers: PosInt | Literal["auto"] = _auto("Layers on the first pipeline stage", [7])
+    last_stage_layers: PosInt | Literal["auto"] = _auto("Layers on the last pipeline stage", [7])
 
 
 class _Workload(_Strict):
-    name: Name
-    model: _Model
-    tokens: Count = Field(gt=0)
-    global_batch: PosInt
-    precision: Literal["bf16", "fp16", "fp8"] = "bf16"
-    recompute: Literal["none", "selective", "full", "auto"] = "selective"
-    parallelism: Literal["auto"] | _Parallelism = "auto"
-    software: _Software | None = None
-    deadline: Duration | None = Field(None, gt=0)
-    checkpoint_interval: Duration | None = Field(None, gt=0)
-    gpus: PosInt | None = None
+    """One training job: the model, the tokens to train on and by when."""
+
+    name: Name = Field(description="The workload's name, unique in the spec.", examples=["llama3-70b"])
+    model: _Model = Field(description="The model: a preset or its architecture.",
+                          examples=[{"preset": "llama3-70b"}])
+    tokens: Count = Field(gt=0, description="Tokens to train on.", examples=["15T", "20B"])
+    global_batch: PosInt = Field(description="Sequences per optimizer step.", examples=[1024])
+    precision: Literal["bf16", "fp16", "fp8"] = Field("bf16", description="Training precision of the GEMMs.")
+    recompute: Literal["none", "selective", "full", "auto"] = Field(
+        "selective", description="Activation recomputation: none, selective, full, or auto to search.")
+    parallelism: Literal["auto"] | _Parallelism = Field(
+        "auto", description="The parallelism plan, or auto to let the optimizer choose all of it.",
+        examples=["auto", {"tp": 8, "pp": 4, "dp": "auto"}])
+    software: _Software | None = Field(None, description="This workload's software stack, over the top-level "
+                                       "software block.", examples=[{"preset": "megatron-core"}])
+    deadline: Duration | None = Field(None, gt=0, description="Train within this time.")
+    checkpoint_interval: Duration | None = Field(None, gt=0, description="Time between checkpoints; their "
+                                                 "stalls count against utilization.", examples=["2 h"])
+    gpus: PosInt | None = Field(None, description="Pin this workload's GPU count.", examples=[1024])
 
 
 class _Budget(_Strict):
-    capex: Money | None = None
-    total: Money | None = None
+    """Spending limits over the horizon."""
+
+    capex: Money | None = Field(None, description="Most to spend on purchased equipment and its installation.",
+                                examples=["$60M"])
+    total: Money | None = Field(None, description="Most to spend in total: capex, opex and cloud.",
+                                examples=["$90M"])
 
 
 class _Constraints(_Strict):
-    min_utilization: Fraction = 0.0
-    deployments: list[Literal["on_prem", "cloud"]] = Field(default_factory=lambda: ["on_prem", "cloud"], min_length=1)
-    fabrics: list[Literal[FABRICS]] = Field(default_factory=lambda: ["ethernet", "roce", "infiniband"], min_length=1)  # type: ignore[valid-type]
-    topologies: list[Literal[TOPOLOGIES]] = Field(default_factory=lambda: list(TOPOLOGIES), min_length=1)  # type: ignore[valid-type]
-    gpus: list[Name] = Field(default_factory=list)
-    max_power: Power | None = Field(None, gt=0)
-    max_racks: PosInt | None = None
-    max_nodes: PosInt | None = None
-    oversubscription: list[Annotated[float, Field(ge=1, le=16)]] = Field(default_factory=lambda: [1.0, 2.0, 3.0], min_length=1)
-    pricing: Literal["on_demand", "reserved_1y", "reserved_3y"] = "on_demand"
+    """What a design must meet, and which technologies it may use."""
+
+    min_utilization: Fraction = Field(0.0, description="Least utilization (compute time / step time) every "
+                                      "workload must reach.", examples=[0.8, "80%"])
+    deployments: list[Literal["on_prem", "cloud"]] = Field(
+        default_factory=lambda: ["on_prem", "cloud"], min_length=1,
+        description="Where the cluster may be: bought (on_prem) or rented (cloud).")
+    fabrics: list[Literal[FABRICS]] = Field(  # type: ignore[valid-type]
+        default_factory=lambda: ["ethernet", "roce", "infiniband"], min_length=1,
+        description="Network technologies to consider.")
+    topologies: list[Literal[TOPOLOGIES]] = Field(  # type: ignore[valid-type]
+        default_factory=lambda: list(TOPOLOGIES), min_length=1, description="Network topologies to consider.")
+    gpus: list[Name] = Field(default_factory=list, description="GPU catalog names allowed; empty: any.",
+                             examples=[["h100-sxm", "b200"]])
+    max_power: Power | None = Field(None, gt=0, description="Most IT power the cluster may draw.")
+    max_racks: PosInt | None = Field(None, description="Most racks the cluster may fill.", examples=[40])
+    max_nodes: PosInt | None = Field(None, description="Most servers or instances.", examples=[128])
+    oversubscription: list[Annotated[float, Field(ge=1, le=16)]] = Field(
+        default_factory=lambda: [1.0, 2.0, 3.0], min_length=1,
+        description="Leaf oversubscription ratios to consider (downlinks : uplinks).", examples=[[1, 2]])
+    pricing: Literal["on_demand", "reserved_1y", "reserved_3y"] = Field(
+        "on_demand", description="How cloud hours are paid for.")
 
 
 class _Facility(_Strict):
-    electricity: EnergyPrice | None = None
-    pue: Annotated[float, Field(ge=1, le=3)] | None = None
-    rack_power: Power | None = Field(None, gt=0)
+    """Overrides of the catalog's facility defaults."""
+
+    electricity: EnergyPrice | None = Field(None, description="Price of electricity.")
+    pue: Annotated[float, Field(ge=1, le=3)] | None = Field(
+        None, description="Power usage effectiveness: facility power / IT power.", examples=[1.3])
+    rack_power: Power | None = Field(None, gt=0, description="Most power one rack may draw.")
 
 
 class _System(_Strict):
-    deployment: Literal["on_prem", "cloud"] | None = None
-    server: Name | None = None
-    switch: Name | None = None
-    nodes: PosInt | None = None
-    fabric: Literal[FABRICS] | None = None  # type: ignore[valid-type]
-    topology: Literal[TOPOLOGIES] | None = None  # type: ignore[valid-type]
-    oversubscription: Annotated[float, Field(ge=1, le=16)] | None = None
+    """Parts of the system fixed in advance (estimate needs server, nodes, fabric and topology)."""
+
+    deployment: Literal["on_prem", "cloud"] | None = Field(None, description="Pin the deployment.")
+    server: Name | None = Field(None, description="Catalog name of a server or cloud instance.",
+                                examples=["dgx-h100"])
+    switch: Name | None = Field(None, description="Catalog name of the fabric's switch.", examples=["nvidia-qm9700"])
+    nodes: PosInt | None = Field(None, description="Servers or instances.", examples=[128])
+    fabric: Literal[FABRICS] | None = Field(None, description="Pin the network technology.")  # type: ignore[valid-type]
+    topology: Literal[TOPOLOGIES] | None = Field(None, description="Pin the topology.")  # type: ignore[valid-type]
+    oversubscription: Annotated[float, Field(ge=1, le=16)] | None = Field(
+        None, description="Pin the leaf oversubscription ratio.", examples=[1])
 
 
 class _Spec(_Strict):
-    version: Literal[1]
-    name: Name
-    objective: Literal["min_total_cost", "min_time", "min_cost_per_token"] = "min_total_cost"
-    horizon: Duration = Field(3 * units.SECONDS_PER_YEAR, gt=0)
-    budget: _Budget = _Budget()
-    workloads: list[_Workload] = Field(min_length=1, max_length=100)
-    constraints: _Constraints = _Constraints()
-    facility: _Facility = _Facility()
-    catalogs: list[Name] = Field(default_factory=list, max_length=20)
-    system: _System = _System()
-    software: _Software | None = None
+    """A designer spec: what must be trained, what may be bought or rented, and the constraints."""
+
+    version: Literal[1] = Field(description="Spec version: 1.")
+    name: Name = Field(description="The spec's name, shown in designs and reports.",
+                       examples=["llama3-70b-pretrain"])
+    objective: Literal["min_total_cost", "min_time", "min_cost_per_token"] = Field(
+        "min_total_cost", description="What the optimizer minimises.")
+    horizon: Duration = Field(3 * units.SECONDS_PER_YEAR, gt=0, description="Amortisation and planning period "
+                              "(default 3 years).", json_schema_extra={"default": "3 years"})
+    budget: _Budget = Field(_Budget(), description="Spending limits.")
+    workloads: list[_Workload] = Field(min_length=1, max_length=100, description="The training jobs.")
+    constraints: _Constraints = Field(_Constraints(), description="What a design must meet.")
+    facility: _Facility = Field(_Facility(), description="Electricity, PUE and rack power, over the catalog's.")
+    catalogs: list[Name] = Field(default_factory=list, max_length=20,
+                                 description="User catalog files merged over the built-in ones, in order "
+                                 "(paths relative to the spec).", examples=[["./my-prices.yaml"]])
+    system: _System = Field(_System(), description="Parts of the system pinned in advance.")
+    software: _Software | None = Field(None, description="The training software stack of every workload.",
+                                       examples=[{"preset": "megatron-core"}])
 
 
 # The root model under a public name (the class keeps its name: it titles the JSON Schema's $defs).
@@ -193,11 +225,3 @@ SoftwareInput = _Software
 
 # A typed alias kept for callers that need to name the union of parallelism inputs.
 ParallelismInput = Union[Literal["auto"], _Parallelism]
-
-
-def spec_json_schema() -> dict[str, Any]:
-    """JSON Schema of the spec (draft 2020-12), for editor completion and validation."""
-    schema = _Spec.model_json_schema(mode="validation")
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["title"] = "designer spec"
-    return schema

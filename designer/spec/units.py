@@ -39,6 +39,9 @@ __all__ = [
     "SECONDS_PER_DAY",
     "SECONDS_PER_YEAR",
     "JOULES_PER_KWH",
+    "MAX_TEXT",
+    "DURATION_UNITS",
+    "COUNT_SUFFIXES",
     "format_money_short",
     "parse_bandwidth",
     "parse_data_size",
@@ -70,6 +73,7 @@ _COUNT = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12, 
 
 _NUM = r"(?P<num>[-+]?(?:\d[\d,_]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)"
 _MAX_TEXT = 64
+MAX_TEXT = _MAX_TEXT  # longest quantity text read, in characters
 
 
 class UnitError(ValueError):
@@ -165,7 +169,8 @@ def parse_bandwidth(value: object) -> float:
             )
         raise UnitError(f"unknown bandwidth unit {unit!r} in {text!r}; use e.g. Gbps, Gb/s, GB/s")
     factor = _prefix_value(m.group("p"))
-    assert factor is not None
+    if factor is None:  # "ki", "Ei": no such binary prefix
+        raise UnitError(f"unknown prefix {m.group('p')!r} in {text!r}; use k, M, G, T or Ki, Mi, Gi, Ti")
     per_second = num * factor
     if m.group("bits"):
         per_second /= 8.0
@@ -187,7 +192,8 @@ def parse_data_size(value: object) -> float:
     if not m:
         raise UnitError(f"unknown data-size unit {unit!r} in {text!r}; use e.g. GB, GiB, TB")
     factor = _prefix_value(m.group("p"))
-    assert factor is not None
+    if factor is None:  # "ki", "Ei": no such binary prefix
+        raise UnitError(f"unknown prefix {m.group('p')!r} in {text!r}; use k, M, G, T or Ki, Mi, Gi, Ti")
     size = num * factor
     if m.group("u") in ("b", "bit", "bits"):
         size /= 8.0
@@ -254,6 +260,10 @@ _DURATION = {
     "month": 30 * SECONDS_PER_DAY, "months": 30 * SECONDS_PER_DAY,
     "y": SECONDS_PER_YEAR, "yr": SECONDS_PER_YEAR, "year": SECONDS_PER_YEAR, "years": SECONDS_PER_YEAR,
 }
+
+
+DURATION_UNITS = tuple(_DURATION)  # every unit a duration may be written in
+COUNT_SUFFIXES = tuple(_COUNT)  # every suffix of a count ("" for none)
 
 
 def parse_duration(value: object) -> float:
@@ -365,7 +375,11 @@ def parse_fraction(value: object) -> float:
     if isinstance(value, (int, float)):
         frac = _finite(value, "a fraction")
     elif isinstance(value, str) and value.strip().endswith("%"):
-        frac = _split(_prepare(value, "a fraction", "80%")[:-1].strip() + " ", "a fraction", "80%")[0] / 100.0
+        text = _prepare(value, "a fraction", "80%")
+        num, rest = _split(text[:-1].strip(), "a percentage", "80%")
+        if rest:  # "80 apples %" is not a percentage
+            raise UnitError(f"cannot read {text!r} as a percentage; write it like '80%'")
+        frac = num / 100.0
     else:
         shown = repr(value)
         shown = shown if len(shown) <= _MAX_TEXT else shown[:_MAX_TEXT] + "..."
@@ -376,65 +390,8 @@ def parse_fraction(value: object) -> float:
     return frac
 
 
-def _fmt(num: float) -> str:
-    # 12 significant digits: enough for a round trip of any value a person writes.
-    return f"{num:.12g}"
-
-
-def _scaled(value: float, steps: list[tuple[float, str]]) -> str:
-    for factor, name in steps:
-        if abs(value) >= factor:
-            return f"{_fmt(value / factor)} {name}"
-    return f"{_fmt(value / steps[-1][0])} {steps[-1][1]}"
-
-
-def format_bandwidth(bytes_per_s: float, *, bits: bool = True) -> str:
-    """Format bytes/s for people: in bits (``400 Gb/s``) by default, else bytes (``50 GB/s``)."""
-    if bits:
-        return _scaled(bytes_per_s * 8.0, [(1e12, "Tb/s"), (1e9, "Gb/s"), (1e6, "Mb/s"), (1e3, "kb/s"), (1.0, "b/s")])
-    return _scaled(bytes_per_s, [(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s"), (1.0, "B/s")])
-
-
-def format_data_size(n_bytes: float) -> str:
-    """Format bytes with decimal prefixes (``80 GB``)."""
-    return _scaled(n_bytes, [(1e15, "PB"), (1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "B")])
-
-
-def format_count(n: float) -> str:
-    """Format a count with K/M/B/T suffixes (``70B``)."""
-    for factor, name in [(1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")]:
-        if abs(n) >= factor:
-            return f"{_fmt(n / factor)}{name}"
-    return _fmt(n)
-
-
-def format_money(usd: float) -> str:
-    """Format US dollars with thousands separators and cents (``$1,234,567.89``)."""
-    return f"-${-usd:,.2f}" if usd < 0 else f"${usd:,.2f}"
-
-
-def format_money_short(usd: float | None) -> str:
-    """Dollars in 3 significant digits with k/M/B: ``$1.37M``; ``-`` for ``None`` or a non-finite value.
-
-    Examples:
-        >>> format_money_short(1370633.4), format_money_short(964.0), format_money_short(None)
-        ('$1.37M', '$964', '-')
-    """
-    if usd is None or not math.isfinite(usd):
-        return "-"
-    sign, usd = ("-", -usd) if usd < 0 else ("", usd)
-    for factor, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
-        if usd >= factor:
-            return f"{sign}${usd / factor:.3g}{suffix}"
-    return f"{sign}${usd:.3g}"
-
-
-def format_duration(seconds: float) -> str:
-    """Format seconds in the largest unit that keeps the number at least 1 (``90 days``)."""
-    return _scaled(seconds, [(SECONDS_PER_DAY, "days"), (SECONDS_PER_HOUR, "h"), (60.0, "min"), (1.0, "s"),
-                             (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")])
-
-
-def format_power(watts: float) -> str:
-    """Format watts with k/M prefixes (``40 kW``)."""
-    return _scaled(watts, [(1e6, "MW"), (1e3, "kW"), (1.0, "W")])
+# Formatting for people lives beside (designer.spec.humanize); the names stay reachable from here.
+from designer.spec.humanize import (  # noqa: E402
+    format_bandwidth, format_count, format_data_size, format_duration, format_money, format_money_short,
+    format_power,
+)
