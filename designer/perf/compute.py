@@ -144,14 +144,23 @@ def layer_times(job: Job, plan: Plan, gpu: Gpu, moe_layer: bool = False) -> Laye
     f_elems = (K.ELEMWISE_F_FWD_GATED if m.gated_mlp else K.ELEMWISE_F_FWD) * f_width / t
     h_split = t if (plan.sequence_parallel or t == 1) else 1
     h_elems = (K.ELEMWISE_H_FWD if job.dropout else K.ELEMWISE_H_FWD_NO_DROPOUT) * m.hidden / h_split
+    if job.software.eager:
+        # PyTorch eager modules: FP32 RMSNorm, complex RoPE, SwiGLU as silu and mul, each op its own
+        # kernel through HBM (our count of torchtitan's Llama; torch.compile fuses them)
+        h_elems += K.ELEMWISE_EAGER_H * m.hidden / h_split
+        f_elems += K.ELEMWISE_EAGER_F * f_width / t
+        h_elems += K.ELEMWISE_EAGER_QK * (m.q_dim + m.kv_dim) / t
     elem_f = tokens * K.ACT_BYTES * (h_elems + f_elems) / hbm
     elem_b = K.ELEMWISE_BWD_FACTOR * elem_f
 
-    launch = K.KERNELS_PER_LAYER_FWD * K.KERNEL_LAUNCH_S
+    kernels = K.KERNELS_PER_LAYER_FWD_EAGER if job.software.eager else K.KERNELS_PER_LAYER_FWD
+    launch = kernels * K.KERNEL_LAUNCH_S
     fwd = gemm_f + gemm_mem_f + attn_f + elem_f + launch
     bwd = 2.0 * gemm_f + gemm_mem_b + attn_b + elem_b + 2.0 * launch
     if job.recompute is Recompute.FULL:
         recompute = fwd
+    elif job.recompute is Recompute.SELECTIVE and job.software.profile.selective_ops:
+        recompute = elem_f  # the element-wise ops between the saved matmul outputs
     elif job.recompute is Recompute.SELECTIVE:
         recompute = attn_f
     else:

@@ -23,6 +23,10 @@ __all__ = [
     "SCORE_BYTES_FWD_NO_DROPOUT",
     "SCORE_BYTES_BWD_NO_DROPOUT",
     "KERNELS_PER_LAYER_FWD",
+    "KERNELS_PER_LAYER_FWD_EAGER",
+    "ELEMWISE_EAGER_H",
+    "ELEMWISE_EAGER_QK",
+    "ELEMWISE_EAGER_F",
     "KERNEL_LAUNCH_S",
     "ELEMWISE_F_FWD",
     "ELEMWISE_F_FWD_GATED",
@@ -165,6 +169,17 @@ ELEMWISE_BWD_FACTOR = 2.0
 # GEMMs, attention, activation, residual); estimate.
 KERNELS_PER_LAYER_FWD = 20
 KERNEL_LAUNCH_S = 4e-6
+# PyTorch eager modules (torchtitan's and IBM's FSDP Llama, MosaicML's MPT) run each op as its own
+# kernel. Extra HBM traffic per token and layer, forward, in 2-byte elements, over the fused count
+# above; our count of torchtitan's Llama code: an FP32 RMSNorm (x.float(), pow, mean, mul, type_as,
+# weight: ~18h against a fused kernel's 2h) twice = 32h more; rotary embeddings through complex
+# FP32 views (read, upcast, multiply, downcast: ~10 per query and key element); SwiGLU as silu then
+# mul (5f against 3f fused) = 2f more. About 30 kernels a layer forward. Estimate (a count, as for
+# the fused path); torch.compile fuses them again (the software knob `compile`).
+ELEMWISE_EAGER_H = 32.0
+ELEMWISE_EAGER_QK = 10.0
+ELEMWISE_EAGER_F = 2.0
+KERNELS_PER_LAYER_FWD_EAGER = 30
 # Vocabulary logits, bytes per logit over forward and backward, our count of an unfused FP32
 # vocab-parallel cross entropy (Megatron-LM): 16-bit logits write 2, upcast read 2 / write 4,
 # max read 4, exp read/write 8, sum read 4, normalise read/write 8; backward read 4 / write 4
@@ -182,8 +197,9 @@ FP8_CAST_BYTES = 4.0
 # limit while running HPL, against a 1,410 MHz boost clock: 1305/1410 = 0.926 (G. Lockwood,
 # "Peak FLOPS", glennklockwood.com). Applied to every GPU; an estimate for the others.
 SUSTAINED_FRACTION = 0.926
-# Fraction of HBM peak that streaming kernels reach (STREAM-like copies reach 85-90 % on
-# A100/H100; estimate).
+# Fraction of HBM peak that streaming kernels reach: STREAM-like copies reach 85-90 % on A100/H100.
+# Fitted, within 0.80-0.90, to the published runs (benchmarks/validate.py, FIT_GRID: the median
+# absolute step-time error over all of them); leave-one-source-out refits it per held-out source.
 HBM_EFFICIENCY = 0.85
 
 # --- memory ---------------------------------------------------------------------------------
@@ -215,11 +231,11 @@ DDP_BUCKET_PARAMS_PER_RANK = 1e6
 # arXiv 2507.03114). NVIDIA's forums show the mechanism on H100: a 132-block GEMM beside a
 # 24-block ncclAllGather spills into a second wave.
 OVERLAP_SLOWDOWN = 0.189
-# Share of tensor-parallel traffic that Megatron-Core userbuffers / PyTorch AsyncTP hide behind
-# the GEMMs: the decomposed collective's first chunk waits for nothing to overlap. FLUX reports up
-# to 96 % of the communication overlapped (Chang et al., arXiv 2406.06858); with tp chunks the
-# first of tp is exposed, 87.5 % at tp=8. Estimate between the two.
-TP_OVERLAP_EFFICIENCY = 0.90
+# Share of tensor-parallel traffic that Megatron-Core userbuffers / PyTorch AsyncTP can hide behind
+# the GEMMs (the compute still slows by OVERLAP_SLOWDOWN while it runs). FLUX reports up to 96 % of
+# the communication overlapped (Chang et al., arXiv 2406.06858). Fitted on the grid 0.5-1.0 to the
+# published runs (benchmarks/validate.py, FIT_GRID); leave-one-source-out refits it per source.
+TP_OVERLAP_EFFICIENCY = 1.0
 
 # --- NCCL latency model (NVIDIA/nccl src/graph/tuning.cc, Simple protocol) ------------------
 # A collective pays a base latency once, then one step latency per ring step: NVLink steps 3.4 us

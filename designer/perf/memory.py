@@ -142,6 +142,10 @@ def layer_activation_bytes(job: Job, plan: Plan, moe_layer: bool = False) -> flo
     masks = 2 * h if job.dropout else 0
     replicated = sb * (4 * h + masks + g * h + g * h)
     split = sb * (2 * q + 4 * kv + g * v) + sb * (2 * f_in + g * f)
+    if job.recompute is Recompute.SELECTIVE and job.software.profile.selective_ops:
+        # the norm outputs (the QKV and first-MLP inputs) and the activation are recomputed
+        replicated -= sb * 2 * g * h
+        split -= sb * g * f
     if m.mla is not None:
         # the latent inputs of the up-projections
         split += sb * g * (m.mla.q_lora_rank + m.mla.kv_lora_rank) * t
@@ -168,30 +172,27 @@ def memory_per_gpu(job: Job, plan: Plan, microbatches: int) -> MemoryBreakdown:
     split = plan.tp if plan.sequence_parallel else 1
     kept = K.ACT_BYTES * plan.microbatch * m.seq_len / plan.cp * m.hidden / split
     logits = 4.0 * plan.microbatch * m.seq_len / plan.cp * m.vocab / plan.tp  # FP32, Korthikanti sec. 4.3
-    best: MemoryBreakdown | None = None
+    wb, gb, ob = prof.weight_bytes, prof.grad_bytes, prof.optimizer_bytes
+    full = job.recompute is Recompute.FULL
+    best = None
+    best_total = -1.0
     for rank, layers, params in _stages_of(m, plan):
-
-        def sharded(bytes_per_param: float, on: bool) -> float:
-            if not on:
-                return params.total * bytes_per_param
-            return (params.dense / shard_dense + params.expert / shard_expert) * bytes_per_param
-
-        weights = sharded(prof.weight_bytes, z >= 3)
-        grads = sharded(prof.grad_bytes, z >= 2)
-        optimizer = sharded(prof.optimizer_bytes, z >= 1)
+        whole = params.total
+        shard = params.dense / shard_dense + params.expert / shard_expert
+        weights = (shard if z >= 3 else whole) * wb
+        grads = (shard if z >= 2 else whole) * gb
+        optimizer = (shard if z >= 1 else whole) * ob
         held = inflight(plan.pp, plan.virtual_stages, microbatches, rank)
-        if job.recompute is Recompute.FULL:
-            activations = layers * kept * held + per_layer
-        else:
-            activations = layers * per_layer * held
+        activations = layers * kept * held + per_layer if full else layers * per_layer * held
         if rank == plan.pp - 1:
             activations += logits
         buffers = 2.0 * params.layer * K.WEIGHT_BYTES if z >= 3 else 0.0
-        mem = MemoryBreakdown(weights, grads, optimizer, activations, buffers)
-        if best is None or mem.total > best.total:
-            best = mem
+        total = weights + grads + optimizer + activations + buffers
+        if total > best_total:
+            best_total = total
+            best = (weights, grads, optimizer, activations, buffers)
     assert best is not None
-    return best
+    return MemoryBreakdown(*best)
 
 
 def usable_hbm_bytes(gpu: Gpu) -> float:

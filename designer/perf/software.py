@@ -69,7 +69,11 @@ class Profile:
     ZeRO 0-2, or only for ZeRO-3, as DeepSpeed's ``overlap_comm``), ``grad_bucket_params``
     (gradients reduced in buckets of this many parameters; ``None``: per layer),
     ``whole_buffer_reduce`` (one all-reduce of the whole gradient buffer after the backward),
-    ``gather`` (:class:`Gather`), ``prefetch_params`` (ZeRO-3 prefetch depth in parameters;
+    ``selective_ops`` (selective recomputation keeps the matmul outputs and recomputes the
+    element-wise ops between them, torchtitan's policy, instead of only the attention core),
+    ``fused_elementwise`` (norms, rotary embeddings and activations run as fused kernels;
+    ``False``: one kernel per PyTorch op unless compiled), ``gather`` (:class:`Gather`),
+    ``prefetch_params`` (ZeRO-3 prefetch depth in parameters;
     ``None``: a whole layer ahead), ``fsdp_overlap_efficiency`` (the share of ZeRO-3 traffic
     that can overlap at all), ``p2p_overlap`` and ``cp_overlap`` (pipeline sends and ring-attention
     exchanges overlapped with compute).
@@ -100,6 +104,8 @@ class Profile:
     fsdp_overlap_efficiency: float
     p2p_overlap: bool
     cp_overlap: bool
+    fused_elementwise: bool
+    selective_ops: bool
     dropout: bool
     weight_bytes: float
     grad_bytes: float
@@ -138,6 +144,8 @@ _MEGATRON_CORE = Profile(
     fsdp_overlap_efficiency=0.90,  # as FSDP: the first layer forward, the last backward (below)
     p2p_overlap=True,  # overlap_p2p_comm with the interleaved schedule (NeMo default)
     cp_overlap=True,  # TE ring attention overlaps the K/V exchange with the attention kernel
+    fused_elementwise=True,  # Transformer Engine / Apex fused norms, RoPE, activations
+    selective_ops=False,  # selective recomputation: the attention core (Korthikanti et al. 2022)
     dropout=False,  # current pre-training recipes (Llama, Nemotron) run without dropout
     # NeMo/Megatron-Bridge performance recipes set grad_reduce_in_fp32=False, and Megatron-Core's
     # DDP keeps the gradient buffer in the reduce dtype: 2 (bf16 weights) + 2 (bf16 gradients) +
@@ -176,6 +184,8 @@ _MEGATRON_LM_2021 = Profile(
     fsdp_overlap_efficiency=0.90,
     p2p_overlap=False,  # batched isend/irecv waited on before the next compute
     cp_overlap=False,
+    fused_elementwise=True,  # bias-GeLU, bias-dropout-add, scale-mask-softmax and layer-norm kernels
+    selective_ops=False,  # selective recomputation: the attention core (Korthikanti et al. 2022)
     dropout=True,  # GPT-3 recipes: hidden and attention dropout 0.1
     # FP16 weights, FP32 main gradients, FP32 master and Adam: 18 bytes per parameter
     # (Korthikanti et al. 2022, Fig. 1: 45.56 GiB for 22B on 8 GPUs).
@@ -209,6 +219,8 @@ _DEEPSPEED = Profile(
     fsdp_overlap_efficiency=1.0,  # bounded by the prefetch bucket instead
     p2p_overlap=False,
     cp_overlap=False,
+    fused_elementwise=True,  # Megatron-DeepSpeed keeps Megatron's fused kernels
+    selective_ops=False,  # selective recomputation: the attention core (Korthikanti et al. 2022)
     dropout=False,
     # ZeRO (Rajbhandari et al. 2020, sec. 5): 16-bit weights and gradients, 12 bytes of FP32
     # master and Adam state: 2 + 2 + 12 / Nd at stage 1.
@@ -244,6 +256,10 @@ _FSDP2 = Profile(
     fsdp_overlap_efficiency=0.90,
     p2p_overlap=False,
     cp_overlap=True,
+    fused_elementwise=False,  # eager PyTorch modules unless torch.compile runs (the `compile` knob)
+    # torchtitan's selective (op) checkpointing saves the matmul and attention outputs and recomputes
+    # the element-wise ops between them: the norm outputs and the MLP activation are not kept
+    selective_ops=True,
     dropout=False,
     # BF16 compute copy 2, FP32 gradients 4, FP32 master (the sharded parameter) and Adam
     # moments 12: the same 18 bytes as Megatron.
@@ -278,7 +294,8 @@ class Software:
     ``sequence_parallel``: ``None`` is auto (used with tensor parallelism where the stack has it),
     ``False`` never, ``True`` always with tensor parallelism. ``dp_overlap``: ``None`` keeps the
     profile's default (which for DeepSpeed depends on the ZeRO stage). ``dropout``: hidden and
-    attention dropout (``None``: the profile's recipes).
+    attention dropout (``None``: the profile's recipes). ``compile``: ``torch.compile`` fuses the
+    element-wise ops of a stack that otherwise runs them eagerly (FSDP2).
     """
 
     profile: Profile = _MEGATRON_CORE
@@ -287,6 +304,12 @@ class Software:
     tp_comm_overlap: bool = False
     dp_overlap: bool | None = None
     dropout: bool | None = None
+    compile: bool = False
+
+    @property
+    def eager(self) -> bool:
+        """Element-wise work runs one PyTorch op per kernel (not fused, not compiled)."""
+        return not self.profile.fused_elementwise and not self.compile
 
     @property
     def uses_dropout(self) -> bool:
@@ -324,12 +347,13 @@ class Software:
             "tp_comm_overlap": self.tp_comm_overlap,
             "dp_overlap": self.dp_overlap if self.dp_overlap is not None else self.profile.dp_overlap,
             "dropout": self.uses_dropout,
+            "compile": self.compile,
         }
 
 
 def resolve(preset: str | None = None, *, attention: str | None = None, sequence_parallel: bool | None = None,
             tp_comm_overlap: bool | None = None, dp_overlap: bool | None = None,
-            dropout: bool | None = None) -> Software:
+            dropout: bool | None = None, compile: bool | None = None) -> Software:
     """A :class:`Software` from a preset name and the knobs given (``None``: the preset's default).
 
     Raises:
@@ -358,4 +382,7 @@ def resolve(preset: str | None = None, *, attention: str | None = None, sequence
         raise PerfError("software.tp_comm_overlap needs sequence parallelism (Megatron-Core userbuffers and "
                         "AsyncTP overlap the sequence-parallel all-gather and reduce-scatter); "
                         "set sequence_parallel to auto or true")
-    return Software(prof, att, sequence_parallel, overlap_tp, dp_overlap, dropout)
+    if compile and prof.fused_elementwise:
+        raise PerfError(f"software.compile: {prof.name} already fuses its element-wise kernels; compile "
+                        "applies to stacks that run PyTorch ops eagerly (fsdp2)")
+    return Software(prof, att, sequence_parallel, overlap_tp, dp_overlap, dropout, bool(compile))

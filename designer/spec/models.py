@@ -91,6 +91,7 @@ class SoftwareSpec:
     tp_comm_overlap: bool | None = None
     dp_overlap: bool | None = None
     dropout: bool | None = None
+    compile: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -97,6 +97,7 @@ class _Software(_Strict):
     dp_overlap: bool | None = Field(None, description="Gradient reduce-scatter and parameter all-gather "
                                     "overlapped with compute.")
     dropout: bool | None = Field(None, description="Hidden and attention dropout (default: the stack's recipes).")
+    compile: bool | None = Field(None, description="torch.compile fuses element-wise ops (fsdp2; default false).")
 
 
 class _Parallelism(_Strict):

@@ -1,7 +1,8 @@
-"""The model against published measurements: training runs and collective bandwidth.
+"""The model against published measurements, on the user's path: training runs and collectives.
 
-The data are the copies in benchmarks/data/ (sources in each row); benchmarks/validate.py builds
-the model inputs and docs/validation.md shows the full tables.
+The data are benchmarks/data/ (sources in each row); benchmarks/validate.py turns every run into a
+spec by one rule and predicts it with the planner's estimate, exactly as ``designer estimate``
+does; docs/validation.md shows the full tables.
 """
 
 from __future__ import annotations
@@ -15,63 +16,98 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# Targets (docs/validation.md): median absolute error over the compared runs, and the largest
-# error any single run may have. Perf-model literature reaches 8-15 % for analytical models
-# (vTrain 14.7 % multi-node; shared/perf facts, section 0).
-MEDIAN_TOLERANCE = 0.10
+# Targets (docs/validation.md): median absolute step-time error over every scored run, its
+# leave-one-source-out counterpart, and the largest error any run may have.
+MEDIAN_TOLERANCE = 0.08
+LOSO_TOLERANCE = 0.10
 RUN_TOLERANCE = 0.25
+# Rows that cannot be scored, by the start of their reason: hardware not yet in the catalogs, and
+# a layout that needs a mechanism the model lacks (MoE parallel folding).
+UNSCORED_OK = ("pending:", "workload 'run' on 1024 GPUs of dgx-h100: no parallelism plan for deepseek-v3")
 # Collective bus bandwidth for large messages (>= 256 MiB): within 15 %.
 COLLECTIVE_TOLERANCE = 0.15
 
 
-@pytest.fixture(scope="module")
-def validate():
-    spec = importlib.util.spec_from_file_location("validate", ROOT / "benchmarks" / "validate.py")
+def _module(name: str):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up while the file runs
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[spec.name]
+    spec.loader.exec_module(module)
     return module
 
 
 @pytest.fixture(scope="module")
-def runs(validate):
-    compared, excluded = validate.run()
-    return compared, excluded
+def validate():
+    return _module("validate")
 
 
-def test_every_compared_run_is_predicted(runs):
-    compared, excluded = runs
-    assert len(compared) >= 40
-    assert all(value is not None for _, _, value, _, _ in compared), [p for *_, p in compared if p]
-    assert all(reason for _, reason in excluded)
+@pytest.fixture(scope="module")
+def scored(validate):
+    return validate.run(interval=False)
 
 
-def test_median_error_within_target_with_and_without_the_inconsistent_rows(runs, validate):
-    compared, _ = runs
-    errors = [abs(err) for _, _, _, err, _ in compared]
-    counted = [abs(err) for rid, _, _, err, _ in compared if rid not in validate.INCONSISTENT]
+@pytest.fixture(scope="module")
+def loso(validate, scored):
+    return validate.leave_one_source_out(scored[0])
+
+
+def test_every_run_in_the_data_is_scored_or_says_why(scored):
+    results, unscored, not_added = scored
+    assert len(results) >= 140
+    for rid, why in unscored:
+        assert why.startswith(UNSCORED_OK), (rid, why)
+    assert all(why for why in not_added.values())
+
+
+def test_median_error_is_within_target(validate, scored):
+    errors = [abs(r.error) for r in scored[0]]
     assert statistics.median(errors) <= MEDIAN_TOLERANCE
-    assert statistics.median(counted) <= MEDIAN_TOLERANCE
 
 
-def test_each_counted_run_within_tolerance(runs, validate):
-    compared, _ = runs
-    for rid, _, _, err, _ in compared:
-        if rid not in validate.INCONSISTENT:
-            assert abs(err) <= RUN_TOLERANCE, rid
+def test_leave_one_source_out_median_is_within_target(loso):
+    errors, fitted = loso
+    assert statistics.median(abs(e) for e in errors.values()) <= LOSO_TOLERANCE
+    assert len(fitted) >= 15  # every source was held out once
 
 
-def test_rows_not_counted_are_still_evaluated_and_shown(runs, validate):
-    """A row the source contradicts is predicted and printed with its error, not dropped."""
-    compared, _ = runs
-    ids = {rid for rid, *_ in compared}
-    assert set(validate.INCONSISTENT) <= ids
-    table = validate.render(*runs)
-    for rid in validate.INCONSISTENT:
-        assert table.count(rid) == 1 and "Shown, not counted" in table
+def test_every_run_is_within_tolerance_but_the_named_ones(validate, scored):
+    """Runs beyond the tolerance are exactly the ones benchmarks/validate.py names with a reason
+    (docs/validation.md, "Runs beyond 25 %"): none joins or leaves the list unnoticed."""
+    beyond = {r.row.id for r in scored[0] if abs(r.error) > RUN_TOLERANCE}
+    assert beyond == set(validate.BEYOND)
+    assert len(beyond) <= 0.1 * len(scored[0])
+
+
+def test_shipped_constants_are_the_fit_on_all_sources(validate, scored):
+    from designer.perf import constants as K
+    timers = validate._retimer(scored[0])
+    best = validate.fit(timers, [r.row.id for r in scored[0]])
+    assert best == {k: getattr(K, k) for k in validate.FIT_GRID}
+
+
+def test_llama3_405b_production_layout_fits_and_lands_in_its_band(scored):
+    """Llama 3 paper Table 4: TP8 PP16 CP1 DP128 on 16,384 H100, sequence 8,192, 2,048 sequences a
+    step: 41 % BF16 MFU, inside the 38-43 % the paper gives for its configurations. Through the
+    user's path (its spec, the planner's estimate): it fits under the memory reserve and its MFU
+    lands in the band."""
+    r = next(r for r in scored[0] if r.row.id == "llama3-405b-16384gpu-seq8192")
+    est = r.prediction.estimate
+    assert (est.plan.tp, est.plan.pp, est.plan.cp, est.plan.dp) == (8, 16, 1, 128)
+    assert est.memory_bytes_per_gpu <= est.memory_usable_bytes
+    assert est.stage_layers == (7, 8, 7)
+    assert 0.38 <= est.mfu <= 0.43
+
+
+def test_the_auto_plan_stays_within_the_best_published_run_of_its_stack(validate):
+    """Llama 3 70B on 1,024 H100 in BF16 with the default stack: the planner's own plan may not
+    beat what the best published Megatron-Core/NeMo runs of the model reach on H100 at comparable
+    scale: 14.84 s a step on 2,048 H100 (dgxc-benchmarking, NeMo 24.12), 53.6 % MFU in the
+    non-causal count, within the model's median error."""
+    est = validate.auto_plan(validate.LLAMA3_70B_1024)
+    assert est.software.preset == "megatron-core" and not est.software.tp_comm_overlap
+    best_published = 0.536
+    assert est.mfu <= best_published * (1 + MEDIAN_TOLERANCE)
 
 
 @pytest.mark.parametrize("rid, published_s, tol", [
@@ -79,25 +115,29 @@ def test_rows_not_counted_are_still_evaluated_and_shown(runs, validate):
     # recomputation on 280 and 512 A100s.
     ("korthikanti-table5-530B-seq-par+selective-recompute", 37.83, 0.10),
     ("korthikanti-table5-1T-seq-par+selective-recompute", 71.49, 0.12),
+    # dgxc-benchmarking, NeMo 24.12, Llama 3.1 70B BF16 on 64 and 2,048 H100 (stated step times).
+    ("dgxc-nemo24.12-llama3.1-70b-64xH100-bf16", 14.61, 0.05),
+    ("dgxc-nemo24.12-llama3.1-70b-2048xH100-bf16", 14.84, 0.05),
 ])
-def test_korthikanti_iteration_times(runs, rid, published_s, tol):
-    compared, _ = runs
-    value = next(v for r, _, v, _, _ in compared if r == rid)
-    assert value == pytest.approx(published_s, rel=tol)
+def test_published_step_times(scored, rid, published_s, tol):
+    r = next(r for r in scored[0] if r.row.id == rid)
+    assert r.published_s == pytest.approx(published_s, rel=1e-3)
+    assert r.prediction.estimate.step_time_s == pytest.approx(published_s, rel=tol)
 
 
-def test_collective_bus_bandwidth_for_large_messages(validate):
-    rows = validate.collective_cases()
+def test_collective_bus_bandwidth_for_large_messages():
+    coll = _module("validation_collectives")
+    rows = coll.collective_cases()
     large = [(rid, what, pub, pred) for rid, what, size, pub, pred, _ in rows
-             if pred is not None and (size is None or size >= validate.LARGE_MESSAGE_BYTES)]
+             if pred is not None and (size is None or size >= coll.LARGE_MESSAGE_BYTES)]
     # NVLink3/4/5, NVLS on and off, Infinity Fabric mesh, EFA across 4 nodes.
     assert len(large) >= 20
     for rid, what, pub, pred in large:
         assert pred == pytest.approx(pub, rel=COLLECTIVE_TOLERANCE), (rid, what)
 
 
-def test_collective_rows_cover_each_fabric(validate):
-    rows = validate.collective_cases()
+def test_collective_rows_cover_each_fabric():
+    rows = _module("validation_collectives").collective_cases()
     ids = " ".join(rid for rid, *_ in rows)
     for fabric in ("h200", "b200", "a100", "mi300x", "4nodes"):
         assert fabric in ids

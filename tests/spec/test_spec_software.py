@@ -57,7 +57,7 @@ def test_workload_software_overrides_the_top_level_field_by_field(tmp_path):
     assert (sw.preset, sw.attention, sw.dp_overlap, sw.sequence_parallel) == ("fsdp2", "flash", False, None)
     w = estimate_json(path)["workloads"][0]
     assert w["software"] == {"preset": "fsdp2", "attention": "flash", "sequence_parallel": "auto",
-                             "tp_comm_overlap": False, "dp_overlap": False, "dropout": False}
+                             "tp_comm_overlap": False, "dp_overlap": False, "dropout": False, "compile": False}
     assert w["zero"] in (0, 2, 3)  # fsdp2 has no distributed optimizer (ZeRO-1)
 
 
