@@ -23,6 +23,7 @@ from designer.catalog.schema import as_of as _as_of
 from designer.catalog.schema import flag as _flag
 from designer.catalog.schema import hint as _hint
 from designer.catalog.schema import name_ref as _name_ref
+from designer.catalog.schema import price_basis as _price_basis
 from designer.catalog.schema import text as _text
 from designer.catalog.types import KINDS, Catalog, FabricKind, Provenance
 from designer.errors import CatalogError, Location
@@ -30,7 +31,7 @@ from designer.spec import yamlio
 
 SCHEMA_VERSION = 1
 _TOP_KEYS = ("schema_version", "kind", "items", "description")
-_PROVENANCE_KEYS = ("source", "as_of", "estimate", "note")
+_PROVENANCE_KEYS = ("source", "as_of", "estimate", "note", "price_basis")
 
 
 class Merge:
@@ -100,7 +101,8 @@ class Merge:
                 raise CatalogError(f"{kind} '{name}' has no '{key}': every item says where its figures come "
                                    "from and when", doc.locate(path))
         prov = {key: _parse(doc, path + (key,), parse, raw[key]) for key, parse in
-                (("source", _text), ("as_of", _as_of), ("estimate", _flag), ("note", _text)) if key in raw}
+                (("source", _text), ("as_of", _as_of), ("estimate", _flag), ("note", _text),
+                 ("price_basis", _price_basis)) if key in raw}
         if prov.get("estimate") and "note" not in prov:
             raise CatalogError(f"{kind} '{name}' is marked estimate: add a 'note' saying how it was derived",
                                doc.locate(path + ("estimate",)))
@@ -136,7 +138,7 @@ class Merge:
         defaults = {f.attr: f.default for f in spec.fields if f.default is not _REQUIRED}
         return spec.cls(name=name, **{**defaults, **values}, **extra,
                         provenance=Provenance(prov["source"], prov["as_of"], prov.get("estimate", False),
-                                              prov.get("note", "")))
+                                              prov.get("note", ""), prov.get("price_basis", "")))
 
     def check_references(self) -> None:
         """Every name one entry gives for another exists (server.gpu -> gpus, ...)."""
@@ -163,9 +165,11 @@ def _parse(doc: yamlio.YamlDoc, path: tuple, parse: Parser, value: Any) -> Any:
 def _merged_provenance(old: Provenance, given: dict, keys: list[str]) -> Provenance:
     """An override's source and date describe the fields it gives; the rest keep their source."""
     changed = ", ".join(keys) or "provenance only"
+    # A price given without its basis is the buyer's own figure: a quote.
+    basis = given.get("price_basis", "quote" if any(k.startswith("price") for k in keys) else old.price_basis)
     return Provenance(source=f"{given['source']} [{changed}]; otherwise: {old.source}",
                       as_of=given["as_of"], estimate=given.get("estimate", old.estimate),
-                      note=given.get("note", old.note))
+                      note=given.get("note", old.note), price_basis=basis)
 
 
 def _check_entry(doc: yamlio.YamlDoc, kind: str, entry: Any, path: tuple) -> None:

@@ -72,7 +72,11 @@ def has_price(kind: str, entry: Any) -> bool:
     """Whether an entry carries a price (fabric profiles never do; a GPU may not)."""
     if kind == "fabric":
         return False
-    return not (kind == "gpu" and entry.price_usd is None)
+    if kind == "cloud":
+        return bool(entry.pricing_models())
+    if kind in ("facility", "support", "licence"):
+        return True
+    return entry.price_usd is not None
 
 
 def stale_entries(catalog: Catalog, today: date, months: int = 18) -> tuple[StaleEntry, ...]:

@@ -6,7 +6,7 @@ and the references checked once every file is merged. :mod:`designer.catalog.mer
 from __future__ import annotations
 
 __all__ = ["KINDS", "PLURALS", "REFERENCES", "REQUIRED", "Parser", "price_date", "hint", "text", "name_ref", "flag",
-           "as_of"]
+           "as_of", "price_basis", "SPARE_CATEGORIES"]
 
 import difflib
 import re
@@ -16,10 +16,10 @@ from types import MappingProxyType
 from typing import Any, Callable, Iterable
 
 from designer.catalog.types import (
-    KINDS as KIND_NAMES, Cable, CloudInstance, FabricKind, FabricProfile, Facility, Gpu, MediaKind, Nic,
-    Protocol, Server, Switch, Transceiver,
+    KINDS as KIND_NAMES, PRICE_BASES, Cable, CloudInstance, FabricKind, FabricProfile, Facility, Gpu, MediaKind,
+    Licence, Nic, Protocol, Server, Storage, Support, Switch, Transceiver,
 )
-from designer.spec import units
+from designer.spec import rates, units
 from designer.spec.yamlio import shown
 
 _NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
@@ -134,6 +134,32 @@ def _breakout(value: Any) -> MappingProxyType:
     return MappingProxyType(dict(sorted(out.items(), reverse=True)))
 
 
+def price_basis(value: Any) -> str:
+    """What kind of price an entry's price is: one of :data:`~designer.catalog.types.PRICE_BASES`."""
+    return _choice(PRICE_BASES)(value)
+
+
+# BOM categories a spares share may name (designer.design.bom.CATEGORIES less cloud and service).
+SPARE_CATEGORIES = ("server", "gpu", "nic", "switch", "transceiver", "cable", "rack", "storage")
+
+
+def _spares(value: Any) -> MappingProxyType:
+    """Spare parts kept per BOM category, as a fraction of the parts bought: ``{transceiver: 3%}``."""
+    if not isinstance(value, dict):
+        raise ValueError("expected a mapping of BOM category to fraction, such as {transceiver: 3%}")
+    pick = _choice(SPARE_CATEGORIES)
+    return MappingProxyType({pick(k): units.parse_fraction(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))})
+
+
+def _rate(parse: Callable[[Any], float]) -> Parser:
+    def convert(value: Any) -> float:
+        try:
+            return parse(value)
+        except units.UnitError as exc:
+            raise ValueError(str(exc)) from None
+    return convert
+
+
 def as_of(value: Any) -> str:
     text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
     if not _AS_OF.fullmatch(text):
@@ -181,6 +207,9 @@ _efficiency = positive(units.parse_fraction)  # in (0, 1]
 _MONEY = units.parse_money
 _POWER = units.parse_power
 _DESC = _Field("description", "description", text)
+# Whose support contract covers a part: the name of a ``support`` entry (``other-vendors`` when none matches).
+_VENDOR = _Field("vendor", "vendor", name_ref, "")
+_HOURLY = optional(positive(units.parse_hourly_price))
 
 KINDS: dict[str, _Kind] = {
     "gpu": _Kind(Gpu, "gpus", (
@@ -195,15 +224,15 @@ KINDS: dict[str, _Kind] = {
         _DESC, _Field("rate", "rate_Bps", _BW), _Field("ports", "ports", integer(1)),
         _Field("protocols", "protocols", _protocols), _Field("rdma", "rdma", flag),
         _Field("price", "price_usd", _MONEY), _Field("power", "power_w", _POWER),
-        _Field("speeds", "speeds_Bps", _speeds, ()))),
+        _Field("speeds", "speeds_Bps", _speeds, ()), _VENDOR)),
     "switch": _Kind(Switch, "switches", (
         _DESC, _Field("protocol", "protocol", _choice([p.value for p in Protocol], Protocol)),
         _Field("ports", "ports", integer(1)), _Field("port_rate", "port_rate_Bps", _BW),
         _Field("cages", "cages", integer(1)), _Field("breakout", "breakout", _breakout, MappingProxyType({})),
         _Field("latency", "latency_s", positive(units.parse_duration)),
         _Field("in_network_reduction", "in_network_reduction", flag, False),
-        _Field("price", "price_usd", _MONEY), _Field("power", "power_w", _POWER),
-        _Field("rack_units", "rack_units", integer(1)))),
+        _Field("price", "price_usd", optional(_MONEY)), _Field("power", "power_w", _POWER),
+        _Field("rack_units", "rack_units", integer(1)), _VENDOR)),
     "cable": _Kind(Cable, "cables", (
         _DESC, _Field("media", "media", _choice([m.value for m in MediaKind], MediaKind)),
         _Field("rate", "rate_Bps", _BW), _Field("reach", "reach_m", _length_m),
@@ -218,16 +247,23 @@ KINDS: dict[str, _Kind] = {
         _Field("nic_cages", "nic_cages", integer(1)),
         _Field("storage_nic", "storage_nic", optional(name_ref), None),
         _Field("storage_nics", "storage_nics", integer(0), 0), _Field("power", "power_w", positive(_POWER)),
-        _Field("rack_units", "rack_units", integer(1)), _Field("price", "price_usd", _MONEY))),
+        _Field("rack_units", "rack_units", integer(1)), _Field("price", "price_usd", optional(_MONEY)), _VENDOR,
+        _Field("training_power", "training_power_w", optional(positive(_POWER)), None),
+        _Field("idle_power", "idle_power_w", optional(positive(_POWER)), None))),
     "cloud": _Kind(CloudInstance, "clouds", (
         _DESC, _Field("provider", "provider", text), _Field("gpu", "gpu", name_ref),
         _Field("gpus", "gpus", integer(1)),
         _Field("network", "network", _choice([k.value for k in FabricKind], FabricKind)),
         _Field("network_bandwidth", "network_Bps", _BW),
-        _Field("price_on_demand", "price_on_demand_usd_per_s", positive(units.parse_hourly_price)),
-        _Field("price_reserved_1y", "price_reserved_1y_usd_per_s", optional(units.parse_hourly_price), None),
-        _Field("price_reserved_3y", "price_reserved_3y_usd_per_s", optional(units.parse_hourly_price), None),
-        _Field("region", "region", text))),
+        _Field("price_on_demand", "price_on_demand_usd_per_s", _HOURLY),
+        _Field("price_reserved_1y", "price_reserved_1y_usd_per_s", _HOURLY, None),
+        _Field("price_reserved_3y", "price_reserved_3y_usd_per_s", _HOURLY, None),
+        _Field("region", "region", text),
+        _Field("price_capacity_block", "price_capacity_block_usd_per_s", _HOURLY, None),
+        _Field("max_instances", "max_instances", optional(integer(1)), None),
+        _Field("capacity_block_max_instances", "capacity_block_max_instances", optional(integer(1)), None),
+        _Field("capacity_block_max_duration", "capacity_block_max_s", optional(positive(units.parse_duration)),
+               None))),
     "fabric": _Kind(FabricProfile, "fabrics", (
         _Field("host_latency", "host_latency_s", positive(units.parse_duration)),
         _Field("efficiency", "efficiency", _efficiency),
@@ -240,13 +276,36 @@ KINDS: dict[str, _Kind] = {
         _Field("pue", "pue", _pue), _Field("rack_power", "rack_power_w", positive(_POWER)),
         _Field("rack_units", "rack_units", integer(1)), _Field("rack_price", "rack_price_usd", _MONEY),
         _Field("installation_fraction", "installation_fraction", units.parse_fraction),
-        _Field("maintenance_fraction_per_year", "maintenance_fraction_per_year", units.parse_fraction))),
+        _Field("maintenance_fraction_per_year", "maintenance_fraction_per_year", optional(units.parse_fraction),
+               None),
+        _Field("space", "space", _choice(("colocation", "owned")), "colocation"),
+        _Field("colocation_price", "colocation_usd_per_w_s", _rate(rates.parse_capacity_price), 0.0),
+        _Field("build_cost", "build_usd_per_w", _rate(rates.parse_build_price), 0.0),
+        _Field("build_life", "build_life_s", positive(units.parse_duration), 15 * units.SECONDS_PER_YEAR),
+        _Field("training_power_fraction", "training_power_fraction", _efficiency, 1.0),
+        _Field("idle_power_fraction", "idle_power_fraction", units.parse_fraction, 1.0),
+        _Field("useful_life", "useful_life_s", units.parse_duration, 0.0),
+        _Field("spares", "spares", _spares, MappingProxyType({})),
+        _Field("storage_bytes_per_token", "storage_bytes_per_token", positive(units.parse_data_size), 4.0),
+        _Field("storage_checkpoints_kept", "storage_checkpoints_kept", integer(1), 2),
+        _Field("storage_read_per_node", "storage_read_Bps_per_node", units.parse_bandwidth, 0.0),
+        _Field("storage_write_per_node", "storage_write_Bps_per_node", units.parse_bandwidth, 0.0))),
+    "support": _Kind(Support, "supports", (
+        _DESC, _Field("fraction_per_year", "fraction_per_year", _rate(rates.parse_yearly_fraction)))),
+    "licence": _Kind(Licence, "licences", (
+        _DESC, _Field("price", "usd_per_gpu_s", _rate(rates.parse_licence_price)))),
+    "storage": _Kind(Storage, "storage", (
+        _DESC, _Field("read", "read_Bps", _BW), _Field("write", "write_Bps", _BW),
+        _Field("capacity", "capacity_bytes", positive(units.parse_data_size)),
+        _Field("power", "power_w", positive(_POWER)), _Field("rack_units", "rack_units", integer(1)),
+        _Field("price", "price_usd", optional(_MONEY)), _VENDOR)),
 }
 assert tuple(KINDS) == KIND_NAMES  # one schema per kind, in the documented order
 
 # Kinds by their plural (built-in file names, `--kind switches`).
 PLURALS = {"gpus": "gpu", "nics": "nic", "switches": "switch", "cables": "cable", "transceivers": "transceiver",
-           "servers": "server", "clouds": "cloud", "fabrics": "fabric", "facilities": "facility"}
+           "servers": "server", "clouds": "cloud", "fabrics": "fabric", "facilities": "facility",
+           "supports": "support", "licences": "licence", "storages": "storage"}
 
 # References checked once all files are merged: (kind, attribute, kind it names).
 REFERENCES = (("server", "gpu", "gpu"), ("server", "nic", "nic"), ("server", "storage_nic", "nic"),

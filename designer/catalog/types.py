@@ -20,8 +20,12 @@ __all__ = [
     "CloudInstance",
     "FabricProfile",
     "Facility",
+    "Support",
+    "Licence",
+    "Storage",
     "Catalog",
     "KINDS",
+    "PRICE_BASES",
 ]
 
 from dataclasses import dataclass, field
@@ -56,14 +60,22 @@ class MediaKind(str, Enum):
     FIBER = "fiber"
 
 
+# What a price is: a vendor's published list price, what a buyer pays a reseller for one order
+# (street), what a hyperscaler pays in bulk (volume), or a quote the buyer holds; ``owned`` marks
+# hardware the buyer already has (sunk cost). Comparing designs only makes sense on one basis.
+PRICE_BASES = ("list", "street", "volume", "quote", "owned")
+
+
 @dataclass(frozen=True, slots=True)
 class Provenance:
-    """Where a catalog figure comes from. ``estimate`` entries say why in ``note``."""
+    """Where a catalog figure comes from. ``estimate`` entries say why in ``note``; ``price_basis``
+    says what kind of price the entry's price is (one of :data:`PRICE_BASES`, "" when unstated)."""
 
     source: str
     as_of: str
     estimate: bool = False
     note: str = ""
+    price_basis: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +111,7 @@ class Nic:
     power_w: float
     provenance: Provenance
     speeds_Bps: tuple[float, ...] = ()  # lower per-port rates the NIC can also run at (e.g. 400G NIC at 100GbE)
+    vendor: str = ""  # whose support contract covers it (a ``support`` entry's name)
 
     def rates(self) -> tuple[float, ...]:
         """Every per-port rate the NIC runs at, fastest first."""
@@ -118,10 +131,11 @@ class Switch:
     breakout: Mapping[float, int]  # rate_Bps -> logical ports at that rate (e.g. 400G -> 128 on SN5600)
     latency_s: float  # port-to-port
     in_network_reduction: bool  # SHARP-class in-switch reduction
-    price_usd: float
+    price_usd: float | None  # None: no known price (counted as unpriced, never as $0)
     power_w: float
     rack_units: int
     provenance: Provenance
+    vendor: str = ""  # whose support contract covers it (a ``support`` entry's name)
 
     def ports_at(self, rate_Bps: float) -> int:
         """Logical ports when every port runs at ``rate_Bps`` (native or broken out); 0 if impossible."""
@@ -176,8 +190,12 @@ class Server:
     storage_nics: int
     power_w: float  # maximum system power
     rack_units: int
-    price_usd: float
+    price_usd: float | None  # None: no known price (counted as unpriced, never as $0)
     provenance: Provenance
+    vendor: str = ""  # whose support contract covers it (a ``support`` entry's name)
+    # Measured draw while training, and idle; None: the facility's fractions of ``power_w``.
+    training_power_w: float | None = None
+    idle_power_w: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,11 +209,27 @@ class CloudInstance:
     gpus: int
     network: FabricKind
     network_Bps: float  # scale-out bandwidth per instance
-    price_on_demand_usd_per_s: float
-    price_reserved_1y_usd_per_s: float | None
-    price_reserved_3y_usd_per_s: float | None
+    price_on_demand_usd_per_s: float | None  # None: not sold on demand (capacity blocks only, or unknown)
+    price_reserved_1y_usd_per_s: float | None  # per instance-hour, committed for a whole year
+    price_reserved_3y_usd_per_s: float | None  # per instance-hour, committed for three years
     region: str
     provenance: Provenance
+    price_capacity_block_usd_per_s: float | None = None  # a block reserved for fixed dates, paid up front
+    max_instances: int | None = None  # instances one buyer can get on demand or reserved (None: no cap known)
+    capacity_block_max_instances: int | None = None  # instances across capacity blocks
+    capacity_block_max_s: float | None = None  # longest capacity block
+
+    def price_usd_per_s(self, pricing: str) -> float | None:
+        """The price per instance-second under a pricing model (``on_demand``, ``reserved_1y``,
+        ``reserved_3y``, ``capacity_block``); None when the catalog has none."""
+        return {"on_demand": self.price_on_demand_usd_per_s, "reserved_1y": self.price_reserved_1y_usd_per_s,
+                "reserved_3y": self.price_reserved_3y_usd_per_s,
+                "capacity_block": self.price_capacity_block_usd_per_s}[pricing]
+
+    def pricing_models(self) -> tuple[str, ...]:
+        """The pricing models this instance has a price for."""
+        return tuple(p for p in ("on_demand", "reserved_1y", "reserved_3y", "capacity_block")
+                     if self.price_usd_per_s(p) is not None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,7 +251,10 @@ class FabricProfile:
 
 @dataclass(frozen=True, slots=True)
 class Facility:
-    """Data-centre defaults: electricity, PUE, rack limits and the shares of capex for extras."""
+    """Site and ownership defaults: electricity, PUE, racks, the data-centre space and how owned
+    hardware is kept (installation, spares, power under load, useful life). A spec's ``facility:``
+    block overrides any of them. Defaults here reproduce a bare model (nameplate power, no space
+    charge, no spares, no residual value) for entries that give only the first fields."""
 
     name: str
     electricity_usd_per_j: float
@@ -225,12 +262,61 @@ class Facility:
     rack_power_w: float
     rack_units: int
     rack_price_usd: float
-    installation_fraction: float  # of capex, once
-    maintenance_fraction_per_year: float  # of capex, every year
+    installation_fraction: float  # of equipment, once
+    maintenance_fraction_per_year: float | None  # flat support share of equipment per year; None: per vendor
+    provenance: Provenance
+    space: str = "colocation"  # colocation (rented per kW) | owned (built per MW, amortised)
+    colocation_usd_per_w_s: float = 0.0  # colocation fee per watt of IT capacity per second
+    build_usd_per_w: float = 0.0  # owned: construction cost per watt of IT (critical) capacity
+    build_life_s: float = 15 * 365 * 86400.0  # owned: life over which the build is amortised
+    training_power_fraction: float = 1.0  # server draw while training at full utilization / rated power
+    idle_power_fraction: float = 1.0  # server draw when idle / rated power
+    useful_life_s: float = 0.0  # hardware's book life: residual value falls linearly to 0 over it (0: none)
+    spares: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))  # BOM category -> fraction
+    storage_bytes_per_token: float = 4.0  # dataset bytes per training token kept on the file system
+    storage_checkpoints_kept: int = 2  # checkpoints kept on the file system per workload
+    storage_read_Bps_per_node: float = 0.0  # baseline file-system read bandwidth per node
+    storage_write_Bps_per_node: float = 0.0  # baseline write bandwidth per node (checkpoints may need more)
+
+
+@dataclass(frozen=True, slots=True)
+class Support:
+    """A hardware support contract: a share of the purchase price per year, for one vendor's parts."""
+
+    name: str  # a vendor (``nvidia``, ``oem``, ``arista``, ...) or ``other-vendors``
+    description: str
+    fraction_per_year: float
     provenance: Provenance
 
 
-KINDS = ("gpu", "nic", "switch", "cable", "transceiver", "server", "cloud", "fabric", "facility")
+@dataclass(frozen=True, slots=True)
+class Licence:
+    """A software licence charged per GPU per year (optional: a spec's ``licences:`` names it)."""
+
+    name: str
+    description: str
+    usd_per_gpu_s: float  # price per GPU per second of the horizon
+    provenance: Provenance
+
+
+@dataclass(frozen=True, slots=True)
+class Storage:
+    """A parallel file-system building block: bandwidth, usable capacity, power and price of one."""
+
+    name: str
+    description: str
+    read_Bps: float
+    write_Bps: float
+    capacity_bytes: float  # usable
+    power_w: float
+    rack_units: int
+    price_usd: float | None
+    provenance: Provenance
+    vendor: str = ""
+
+
+KINDS = ("gpu", "nic", "switch", "cable", "transceiver", "server", "cloud", "fabric", "facility", "support",
+         "licence", "storage")
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +332,9 @@ class Catalog:
     clouds: Mapping[str, CloudInstance] = field(default_factory=lambda: MappingProxyType({}))
     fabrics: Mapping[str, FabricProfile] = field(default_factory=lambda: MappingProxyType({}))
     facilities: Mapping[str, Facility] = field(default_factory=lambda: MappingProxyType({}))
+    supports: Mapping[str, Support] = field(default_factory=lambda: MappingProxyType({}))
+    licences: Mapping[str, Licence] = field(default_factory=lambda: MappingProxyType({}))
+    storage: Mapping[str, Storage] = field(default_factory=lambda: MappingProxyType({}))
     digest: str = ""  # sha256 over the catalog files that were loaded, in load order
     dates: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # file -> newest as_of
 
@@ -254,5 +343,6 @@ class Catalog:
         return {
             "gpu": self.gpus, "nic": self.nics, "switch": self.switches, "cable": self.cables,
             "transceiver": self.transceivers, "server": self.servers, "cloud": self.clouds,
-            "fabric": self.fabrics, "facility": self.facilities,
+            "fabric": self.fabrics, "facility": self.facilities, "support": self.supports,
+            "licence": self.licences, "storage": self.storage,
         }[kind]

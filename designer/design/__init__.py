@@ -12,7 +12,7 @@ from designer.design.bom import BomLine
 from designer.design.diff import DesignDiff, diff_designs
 from designer.design.io import as_written, design_to_json_dict, dump_design, load_design, parse_design
 from designer.design.model import (
-    SCHEMA_VERSION, Alternative, Breakdown, ConstraintStatus, CostBreakdown, Design, FacilityAssumptions,
+    SCHEMA_VERSION, Alternative, Breakdown, ConstraintStatus, CostBreakdown, CostLine, Design, FacilityAssumptions,
     SoftwareUsed, SolverInfo,
     SystemChoice, WorkloadResult,
 )
@@ -22,6 +22,7 @@ __all__ = [
     "Design",
     "SystemChoice",
     "CostBreakdown",
+    "CostLine",
     "Breakdown",
     "WorkloadResult",
     "SoftwareUsed",

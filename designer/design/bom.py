@@ -18,6 +18,9 @@ __all__ = [
     "SWITCHES_PER_NETWORK_RACK",
     "RACK_LAYOUT_RULE",
     "bom_totals",
+    "PriceCounts",
+    "price_counts",
+    "price_footer",
     "group_by_category",
     "line_to_json",
     "line_total_usd",
@@ -37,7 +40,7 @@ from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
 # Category order used everywhere a BOM is listed (design file, tables, diffs).
-CATEGORIES = ("server", "gpu", "nic", "switch", "transceiver", "cable", "rack", "cloud", "service")
+CATEGORIES = ("server", "gpu", "nic", "switch", "transceiver", "cable", "rack", "storage", "cloud", "service")
 
 # Six significant digits keep utilization to 0.0001 %, step times to microseconds on a 10 s step,
 # and powers to the watt on a megawatt system: finer than any model behind them is accurate.
@@ -72,7 +75,10 @@ class BomLine:
 
     ``unit_price_usd`` times ``quantity`` is the line's cost. For cloud lines the quantity is
     instance-hours and the unit price is per instance-hour. ``unit_power_w`` is the maximum draw of
-    one unit (0 for passive parts and cloud lines).
+    one unit (0 for passive parts and cloud lines). A line whose part has no known price has
+    ``unit_price_usd`` None: it is counted as unpriced, never as $0. ``price_basis``, ``as_of`` and
+    ``estimate`` say what kind of price it is, how old, and whether it is an estimate
+    (``price_basis`` ``owned``: hardware the buyer already has, at no cost).
     """
 
     category: str
@@ -80,14 +86,22 @@ class BomLine:
     description: str
     role: str
     quantity: float
-    unit_price_usd: float
+    unit_price_usd: float | None
     unit_power_w: float
     source: str
+    price_basis: str = ""
+    as_of: str = ""
+    estimate: bool = False
+
+    @property
+    def priced(self) -> bool:
+        """Whether the line has a price (an owned line has one: zero)."""
+        return self.unit_price_usd is not None
 
     @property
     def total_usd(self) -> float:
-        """Extended price of the line."""
-        return self.quantity * self.unit_price_usd
+        """Extended price of the line (0 for an unpriced line, which totals count apart)."""
+        return 0.0 if self.unit_price_usd is None else self.quantity * self.unit_price_usd
 
     @property
     def power_w(self) -> float:
@@ -161,8 +175,11 @@ def money_text(usd: float) -> str:
 def line_total_usd(line: BomLine) -> float:
     """The line's extended price as written out: rounded quantity times rounded unit price, in cents.
 
-    Using the rounded factors makes the written total reproducible from the written line.
+    Using the rounded factors makes the written total reproducible from the written line. An
+    unpriced line totals 0 here; :func:`price_counts` counts it.
     """
+    if line.unit_price_usd is None:
+        return 0.0
     return round_money(round_quantity(line.quantity) * round_money(line.unit_price_usd))
 
 
@@ -177,7 +194,8 @@ def sort_lines(lines: Iterable[BomLine]) -> tuple[BomLine, ...]:
     """Stable order: category (as in :data:`CATEGORIES`), then role, then SKU."""
     # The trailing fields only break ties between lines sharing (category, role, sku).
     return tuple(sorted(lines, key=lambda l: (*_category_rank(l.category), l.role, l.sku, l.description,
-                                               l.quantity, l.unit_price_usd, l.unit_power_w, l.source)))
+                                               l.quantity, -1.0 if l.unit_price_usd is None else l.unit_price_usd,
+                                               l.unit_power_w, l.source)))
 
 
 def group_by_category(lines: Iterable[BomLine]) -> tuple[tuple[str, tuple[BomLine, ...]], ...]:
@@ -224,20 +242,69 @@ def line_to_json(line: BomLine) -> dict[str, Any]:
     """One BOM line as a JSON object with the keys of docs/contract.md's ``bom --format json`` contract.
 
     Contract keys first (``category, sku, role, quantity, unit_price_usd, total_usd, source``),
-    then ``description, unit_power_w, power_w``. Money is in dollars rounded to cents.
+    then ``description, unit_power_w, power_w, price_basis, as_of, estimate, unpriced``. Money is in
+    dollars rounded to cents; an unpriced line has ``unit_price_usd`` and ``total_usd`` null.
     """
+    unpriced = line.unit_price_usd is None
     return {
         "category": line.category,
         "sku": line.sku,
         "role": line.role,
         "quantity": _number(line.quantity, QUANTITY_SIG_DIGITS),
-        "unit_price_usd": round_money(line.unit_price_usd),
-        "total_usd": line_total_usd(line),
+        "unit_price_usd": None if unpriced else round_money(line.unit_price_usd),
+        "total_usd": None if unpriced else line_total_usd(line),
         "source": line.source,
         "description": line.description,
         "unit_power_w": _number(line.unit_power_w),
         "power_w": _number(line.power_w),
+        "price_basis": line.price_basis,
+        "as_of": line.as_of,
+        "estimate": line.estimate,
+        "unpriced": unpriced,
     }
+
+
+@dataclass(frozen=True, slots=True)
+class PriceCounts:
+    """How many lines of a BOM rest on estimated prices, have no price, or are owned (sunk)."""
+
+    lines: int
+    estimated: int
+    unpriced: int
+    owned: int
+    bases: Mapping[str, int]  # price basis -> lines, for the priced, bought lines
+
+
+def price_counts(lines: Iterable[BomLine]) -> PriceCounts:
+    """Count the estimated, unpriced and owned lines of a BOM and the price bases of the rest."""
+    ordered = sort_lines(lines)
+    bases: dict[str, int] = {}
+    for line in ordered:
+        if line.priced and line.price_basis != "owned":
+            key = line.price_basis or "unstated"
+            bases[key] = bases.get(key, 0) + 1
+    return PriceCounts(
+        lines=len(ordered),
+        estimated=sum(1 for l in ordered if l.estimate and l.priced),
+        unpriced=sum(1 for l in ordered if not l.priced),
+        owned=sum(1 for l in ordered if l.price_basis == "owned"),
+        bases=MappingProxyType(dict(sorted(bases.items()))),
+    )
+
+
+def price_footer(counts: PriceCounts) -> str:
+    """``"3 lines estimated, 1 unpriced"``: the footer under a BOM or a cost summary.
+
+    Owned lines and mixed price bases are named too (``"2 owned (sunk)"``, ``"bases: 12 street,
+    1 volume"``), since a total over prices of different kinds compares unlike with unlike.
+    """
+    parts = [f"{counts.estimated} line{'s' if counts.estimated != 1 else ''} estimated",
+             f"{counts.unpriced} unpriced"]
+    if counts.owned:
+        parts.append(f"{counts.owned} owned (sunk)")
+    if len(counts.bases) > 1:
+        parts.append("bases: " + ", ".join(f"{n} {b}" for b, n in counts.bases.items()))
+    return ", ".join(parts)
 
 
 def _number(x: float, digits: int = SIG_DIGITS) -> int | float:

@@ -190,7 +190,7 @@ def _bom_index(lines: Iterable[bom.BomLine]) -> dict[tuple[str, str, str], tuple
     for line in bom.sort_lines(lines):
         key = (line.category, line.role, line.sku)
         qty, total = bom.round_quantity(line.quantity), bom.line_total_usd(line)
-        price: float | None = bom.round_money(line.unit_price_usd)
+        price: float | None = None if line.unit_price_usd is None else bom.round_money(line.unit_price_usd)
         if key in index:
             q0, p0, t0 = index[key]
             qty, total = bom.round_quantity(q0 + qty), bom.round_money(t0 + total)

@@ -42,7 +42,7 @@ from designer.spec import yamlio
 # timestamps. Rounding happens here, on the way out, so dump(load(dump(d))) == dump(d).
 
 # Fields holding US dollars besides the ``*_usd`` ones: mappings whose values are dollars.
-_MONEY_MAPPINGS = frozenset({"capex_by_category"})
+_MONEY_MAPPINGS = frozenset({"capex_by_category", "opex_by_category", "delta_by_line"})
 # Key order of a BOM line item in the design file; fields not listed follow in dataclass order.
 _BOM_KEYS = ("category", "role", "sku", "quantity", "unit_price_usd", "total_usd", "unit_power_w",
              "description", "source")
@@ -130,7 +130,8 @@ _FlowDumper.add_representer(str, _flow_str)
 
 def _bom_item(line: BomLine) -> dict[str, Any]:
     plain = as_written(line)
-    plain["total_usd"] = bom.money_text(bom.line_total_usd(line))
+    # An unpriced line is written with no price and no total, never as "0.00".
+    plain["total_usd"] = None if line.unit_price_usd is None else bom.money_text(bom.line_total_usd(line))
     order = list(_BOM_KEYS) + [k for k in plain if k not in _BOM_KEYS]
     return {k: plain[k] for k in order}
 
@@ -294,20 +295,26 @@ def _check(design: Design, reader: _Reader, raw: dict[str, Any]) -> None:
     """Checks across fields: line totals, cost total, non-negative quantities and prices."""
     for i, (line, item) in enumerate(zip(design.bom, raw.get("bom") or [], strict=True)):
         for name in ("quantity", "unit_price_usd", "unit_power_w"):
-            if getattr(line, name) < 0:
-                raise reader.fail(("bom", i, name), f"must not be negative; got {getattr(line, name)}")
+            value = getattr(line, name)
+            if value is not None and value < 0:
+                raise reader.fail(("bom", i, name), f"must not be negative; got {value}")
         if "total_usd" in item:
-            written = reader.value(float, item["total_usd"], ("bom", i, "total_usd"), "total_usd")
+            written = reader.value(float | None, item["total_usd"], ("bom", i, "total_usd"), "total_usd")
+            if (written is None) != (line.unit_price_usd is None):
+                raise reader.fail(("bom", i, "total_usd"), "an unpriced line (unit_price_usd null) has total_usd "
+                                                           "null, and only an unpriced line has")
+            if written is None:
+                continue
             expected = bom.line_total_usd(line)
             if abs(written - expected) > 0.005:
                 raise reader.fail(("bom", i, "total_usd"),
                                   f"{bom.money_text(written)} is not quantity x unit_price_usd = "
                                   f"{bom.money_text(expected)}; correct one of them")
     cost = design.cost
-    parts = cost.capex_usd + cost.opex_usd + cost.cloud_usd
+    parts = cost.capex_usd + cost.opex_usd + cost.cloud_usd - cost.residual_usd
     if abs(cost.total_usd - parts) > _SUM_TOLERANCE_USD + 1e-12 * abs(parts):
         raise reader.fail(("cost", "total_usd"),
-                          f"{bom.money_text(cost.total_usd)} is not capex_usd + opex_usd + cloud_usd = "
+                          f"{bom.money_text(cost.total_usd)} is not capex_usd + opex_usd + cloud_usd - residual_usd = "
                           f"{bom.money_text(parts)}; correct one of them")
 
 

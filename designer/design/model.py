@@ -10,6 +10,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "SoftwareUsed",
     "SystemChoice",
+    "CostLine",
     "CostBreakdown",
     "Breakdown",
     "WorkloadResult",
@@ -50,17 +51,39 @@ class SystemChoice:
 
 
 @dataclass(frozen=True, slots=True)
+class CostLine:
+    """One line of the cost of ownership: what it is, how it was worked out, and from which figures.
+
+    ``kind`` is ``capex`` (paid once: equipment, installation, spares, an owned facility's share),
+    ``opex`` (over the horizon: power, colocation, support, licences), ``residual`` (the value of
+    the bought hardware recovered at the horizon, a credit) or ``cloud``. ``basis`` is the formula
+    with its numbers.
+    """
+
+    name: str  # server, switch, ..., installation, spares, facility, power, support, software, residual, cloud
+    kind: str  # capex | opex | residual | cloud
+    amount_usd: float
+    basis: str
+    source: str = ""
+    as_of: str = ""
+    estimate: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class CostBreakdown:
     """Costs over the spec's horizon, in US dollars."""
 
-    capex_usd: float  # purchased equipment + installation
-    opex_usd: float  # power (at PUE) + maintenance over the horizon
-    cloud_usd: float  # rented instance-hours
-    total_usd: float  # capex + opex + cloud
+    capex_usd: float  # purchased equipment, installation, spares (and an owned facility's share)
+    opex_usd: float  # power at the expected draw and PUE, colocation, support, licences
+    cloud_usd: float  # rented instances, as each pricing model bills them
+    total_usd: float  # capex + opex + cloud - residual
     capex_by_category: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     installation_usd: float = 0.0
     power_usd: float = 0.0
-    maintenance_usd: float = 0.0
+    maintenance_usd: float = 0.0  # hardware support contracts over the horizon (opex_by_category "support")
+    opex_by_category: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    residual_usd: float = 0.0  # value of the bought hardware recovered at the horizon (book value)
+    lines: tuple[CostLine, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +155,9 @@ class Alternative:
     delta_usd: float | None  # total_usd minus the chosen design's total
     feasible: bool
     reason: str  # "chosen", "costs $1.2M more", "utilization 0.62 < 0.80", ...
+    # Cost difference from the chosen design per cost line (server, power, facility, ...): which
+    # lines moved the choice. Empty when no design of the class exists.
+    delta_by_line: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
 
 
 @dataclass(frozen=True, slots=True)

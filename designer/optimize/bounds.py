@@ -21,12 +21,14 @@ from __future__ import annotations
 __all__ = ["cloud_floor", "lower_bound", "server_cost", "refined_bound", "usage_bound"]
 
 import math
+from dataclasses import replace
 from typing import Iterable, Mapping
 
-from designer.optimize.problem import CloudSystem, OnPremSystem, usage_rate_usd_per_gpu_s
+from designer.optimize import ownership
+from designer.optimize.ownership import usage_rate_usd_per_gpu_s
+from designer.optimize.problem import CloudSystem, OnPremSystem
 from designer.optimize.task import Thresholds
 from designer.optimize.workspace import Workspace
-from designer.spec.units import SECONDS_PER_YEAR
 
 
 def cloud_floor(ws: Workspace, w: str, th: Thresholds, keys: Iterable[str] | None = None) -> float:
@@ -49,7 +51,7 @@ def _cloud_floor(ws: Workspace, w: str, th: Thresholds, keys: tuple[str, ...] | 
         gpn = system.candidate.gpus_per_node
         for e in ws.evaluations.get((w, system.key), ()):
             if th.admits(w, e.time_s, e.utilization):
-                best = min(best, e.gpus / gpn * e.time_s * system.usd_per_node_s)
+                best = min(best, system.cost_usd(e.gpus / gpn, e.time_s))
     return best
 
 
@@ -86,14 +88,17 @@ def server_cost(ws: Workspace, key: str, nodes: int) -> float:
     """Servers (kept over the horizon and powered) and the leaves their NIC ports need: a part
     of :meth:`~designer.optimize.workspace.Workspace.program_cost` that needs no cabling."""
     cand = ws.by_key[key]
+    system = ws.system(key)
+    if not isinstance(system, OnPremSystem):
+        return math.inf
     server = ws.catalog.servers[cand.server]
     switch = ws.catalog.switches[cand.switch]
-    e = ws.economics
-    keep = 1.0 + e.installation_fraction + e.maintenance_fraction_per_year * e.horizon_s / SECONDS_PER_YEAR
     ports = switch.ports_at(cand.link_rate_Bps or ws.catalog.nics[server.nic].rate_Bps) or 1
     leaves = math.ceil(server.nics * nodes / ports)
-    return (nodes * (server.price_usd * keep + server.power_w * e.pue * e.electricity_usd_per_j * e.horizon_s)
-            + leaves * switch.price_usd * keep)
+    bare = replace(system, costs=replace(system.costs, node_link_usd=0.0, node_link_w=0.0, rack_usd=0.0,
+                                         storage=None))
+    return ownership.onprem_cost_usd(bare, ws.economics, nodes=nodes, switches=leaves, ls_links=0, sx_links=0,
+                                     racks=0)
 
 
 def refined_bound(ws: Workspace, key: str, th: Thresholds, keys: Iterable[str] | None = None) -> float:

@@ -36,6 +36,7 @@ class Candidate:
     switch: str | None
     oversubscription: float
     link_rate_Bps: float = 0.0  # rate the NICs run at when below their native rate (0: native)
+    pricing: str = ""  # cloud: how the hours are bought (on_demand, reserved_1y, ...); "" on-prem
     # Stable, readable identifier (also used in MILP variable names); derived, set once.
     key: str = field(init=False, repr=False, compare=False)
 
@@ -46,6 +47,8 @@ class Candidate:
         parts.append(f"os{self.oversubscription:g}")
         if self.link_rate_Bps:
             parts.append(f"{self.link_rate_Bps * 8 / 1e9:g}g")
+        if self.pricing and self.pricing != "on_demand":
+            parts.append(self.pricing)
         # The key is read in every inner loop of the optimizer: computed once, not per access.
         object.__setattr__(self, "key", "__".join(parts))
 

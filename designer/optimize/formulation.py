@@ -31,10 +31,16 @@ Z+ racks; x_{w,s,o} in {0,1} run workload w on system s with option o.
 (10) links:                                  LS_c >= u L_c (two or three tiers), SX_c >= (k/2) S_c (three)
 (11) racks:                                  Q_c >= n_c / per_rack + (L+S+X) ru / rack_units
 (12) budget, power, racks and node limits on the sums below.
+(13) ownership (designer.optimize.ownership): bought units B >= count - owned; file-system units
+     A_c >= y_c and >= each need (baseline bandwidth per node, each job's checkpoint writes, the
+     workloads' capacity) over one unit's figure.
 
-Capex_c = (1+a) [node n + node_link R n + switch (L+S+X) + ls LS + sx SX + rack Q]
-Opex_c  = m (H/year) capex_equipment + e PUE H power_c
-Cloud   = sum_{w,k,o} (g_o/G_k) T_o price_k x_{w,k,o}
+Capex_c = per unit type, price x bought x (1 + a + spares)  [+ an owned build's share of space]
+Opex_c  = support x years x price x units - residual x price x bought + space per rated W x H
+          + e PUE H (idle draw x n + network and storage rating) + e PUE sum_o (busy - idle) u_o node-s_o x
+          [+ licences per GPU x G n H]
+Cloud   = sum_{w,k,o} billed_k(g_o/G_k, T_o) x_{w,k,o}  (on demand per instance-second, reserved per
+          whole term, capacity blocks per whole block: designer.optimize.cloud)
 Objective min_total_cost: Capex + Opex + Cloud. min_time: first the longest time to train, then
 cost. min_cost_per_token: on-prem systems charged per GPU-second used at their cost rate, then
 the cheapest system at that charge.
@@ -50,8 +56,8 @@ __all__ = ["Builder", "SCALE_USD", "TIE_USD", "var_name"]
 import pulp
 
 from designer.errors import InfeasibleError
+from designer.optimize import ownership
 from designer.optimize.problem import FabricShape, OnPremSystem, Option, Problem
-from designer.spec.units import SECONDS_PER_YEAR
 
 SCALE_USD = 1e6  # the objective is in millions of dollars: keeps coefficients near 1
 # Ties between designs of equal cost (two topologies that build the same single switch) go to the
@@ -75,6 +81,7 @@ class Builder:
         self.x: dict[tuple[str, str, int], pulp.LpVariable] = {}
         self.sys: dict[str, dict[str, pulp.LpAffineExpression | pulp.LpVariable]] = {}
         self.capex: dict[str, pulp.LpAffineExpression] = {}
+        self.opex: dict[str, pulp.LpAffineExpression] = {}
         self.power: dict[str, pulp.LpAffineExpression] = {}
         self.racks: dict[str, pulp.LpAffineExpression] = {}
         self.cloud_terms: list[pulp.LpAffineExpression] = []
@@ -89,12 +96,13 @@ class Builder:
         for rank, system in enumerate(p.onprem):
             self._onprem(system, rank if p.ranks is None else p.ranks[system.key])
         for system in p.cloud:
-            per_node_s = system.usd_per_node_s
             gpn = system.candidate.gpus_per_node
             for w in p.workloads:
                 for o in p.options.get((w, system.key), ()):
+                    cost = system.cost_usd(o.gpus / gpn, o.time_s)
+                    if cost == float("inf"):
+                        continue  # beyond what the offer sells (instances, block length)
                     var = self._xvar(w, system.key, o)
-                    cost = o.gpus / gpn * o.time_s * per_node_s
                     self.cloud_cost_of[(w, system.key, o.index)] = cost
                     self.cloud_terms.append(cost * var)
         # (1)
@@ -148,15 +156,8 @@ class Builder:
             t1, t2, t3 = self._tiers[c]
         # (11) racks: servers by rack power/space, switches in network racks
         m += Q * uc.servers_per_rack * uc.rack_units >= n * uc.rack_units + (L + S + X) * uc.switch_ru * uc.servers_per_rack, f"racks__{c}"
-        equipment = (uc.node_usd * n + uc.node_link_usd * R * n + uc.switch_usd * (L + S + X)
-                     + uc.leaf_spine_link_usd * LS + uc.spine_core_link_usd * SX + uc.rack_usd * Q)
-        power = (uc.node_w * n + uc.node_link_w * R * n + uc.switch_w * (L + S + X)
-                 + uc.leaf_spine_link_w * LS + uc.spine_core_link_w * SX)
         self.sys[system.key] = {"y": y, "n": n, "leaf": L, "spine": S, "core": X, "leaf_spine_links": LS,
-                                "spine_core_links": SX, "racks": Q, "t1": t1, "t2": t2, "t3": t3,
-                                "equipment": equipment, "rank": rank}
-        self.capex[system.key] = equipment
-        self.power[system.key] = power
+                                "spine_core_links": SX, "racks": Q, "t1": t1, "t2": t2, "t3": t3, "rank": rank}
         self.racks[system.key] = Q
         # (3), (4), (5)
         deadlines = sorted({p.deadlines_s[w] for w in p.workloads})
@@ -174,6 +175,12 @@ class Builder:
             terms = [o.gpu_seconds / 1e6 * var for w, xs in usage.items() if p.deadlines_s[w] <= deadline for o, var in xs]
             if terms:
                 m += pulp.lpSum(terms) <= gpn * deadline / 1e6 * n, f"gpu_time__{c}__{i}"
+        # (13) cost of ownership: equipment, space, power at the expected draw, support, residual
+        costs, busy = ownership.add_onprem_costs(m, c, system, p.economics, y=y, nodes=n, switches=L + S + X,
+                                                  ls_links=LS, sx_links=SX, racks=Q, usage=usage)
+        self.capex[system.key] = costs.capex_total
+        self.opex[system.key] = costs.opex_total + busy
+        self.power[system.key] = costs.rated_w
 
     def _clos(self, c: str, sh: FabricShape, y, n, L, S, X, LS, SX) -> None:
         """Constraints (7)-(10) for fat tree, rail-optimized and rail-only fabrics.
@@ -233,12 +240,8 @@ class Builder:
 
     def totals(self) -> tuple[pulp.LpAffineExpression, pulp.LpAffineExpression, pulp.LpAffineExpression,
                               pulp.LpAffineExpression]:
-        e = self.p.economics
-        years = e.horizon_s / SECONDS_PER_YEAR
-        equipment = pulp.lpSum(self.capex.values())
-        capex = (1.0 + e.installation_fraction) * equipment
-        energy = pulp.lpSum(self.power.values()) * (e.pue * e.electricity_usd_per_j * e.horizon_s)
-        opex = e.maintenance_fraction_per_year * years * equipment + energy
+        capex = pulp.lpSum(self.capex.values())
+        opex = pulp.lpSum(self.opex.values())
         cloud = pulp.lpSum(self.cloud_terms)
         power = pulp.lpSum(self.power.values())
         return capex, opex, cloud, power

@@ -23,7 +23,8 @@ import pulp
 
 from designer.errors import InfeasibleError, SolverError, SolverTimeoutError
 from designer.optimize.formulation import SCALE_USD, Builder, var_name
-from designer.optimize.problem import Option, Problem, usage_rate_usd_per_gpu_s
+from designer.optimize.ownership import usage_rate_usd_per_gpu_s
+from designer.optimize.problem import Option, Problem
 
 SOLVERS = ("highs", "cbc")
 REL_GAP = 1e-9

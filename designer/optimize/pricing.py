@@ -12,6 +12,8 @@ __all__ = [
     "fabric_request",
     "fabric_shape",
     "unit_costs",
+    "support_fraction",
+    "storage_unit",
     "server_lines",
     "onprem_bom",
     "cloud_line",
@@ -21,14 +23,20 @@ __all__ = [
 import math
 from dataclasses import replace
 
+from typing import Mapping
+
 from designer import topology
 from designer.catalog.types import Catalog, CloudInstance, Facility
 from designer.design.bom import BomLine, sort_lines
 from designer.errors import CatalogError
+from designer.optimize import cloud
 from designer.optimize.candidates import Candidate
-from designer.optimize.problem import FabricShape, UnitCosts
+from designer.optimize.problem import FabricShape, StorageNeeds, StorageUnit, UnitCosts
 from designer.spec.choices import Pricing
 from designer.spec.units import SECONDS_PER_HOUR
+
+# The support entry for parts whose vendor has none of its own (catalogs/support.yaml).
+OTHER_VENDORS = "other-vendors"
 
 # The SuperPOD reserves 4 leaf ports for its UFM appliances (network.md 1.1); other designs use
 # none. The optimizer sizes compute fabrics without management appliances.
@@ -101,12 +109,67 @@ def _per_link(summary: topology.FabricSummary, lines: tuple[BomLine, ...]) -> di
     return out
 
 
-def unit_costs(candidate: Candidate, catalog: Catalog, facility: Facility, reference_nodes: int) -> UnitCosts:
-    """Linear prices and powers of an on-prem candidate, read off its BOM at ``reference_nodes``.
+def support_fraction(catalog: Catalog, facility: Facility, vendor: str) -> float | None:
+    """The yearly support share of a vendor's parts: ``None`` when the facility sets one flat share
+    for everything (``maintenance_fraction_per_year``), else the vendor's contract, else
+    ``other-vendors``, else 0 (a catalog without support entries)."""
+    if facility.maintenance_fraction_per_year is not None:
+        return None
+    entry = catalog.supports.get(vendor) or catalog.supports.get(OTHER_VENDORS)
+    return entry.fraction_per_year if entry is not None else 0.0
+
+
+def storage_unit(catalog: Catalog, facility: Facility, needs: StorageNeeds, reference_nodes: int,
+                 owned: Mapping[str, int]) -> StorageUnit | None:
+    """The file-system building block for ``needs``: the one the spec names, else the cheapest to
+    meet the baseline need of ``reference_nodes`` nodes and the workloads' capacity (priced
+    entries only). ``None`` when the catalog has none.
+
+    Raises:
+        CatalogError: the named entry does not exist.
+    """
+    if needs.system is not None:
+        if needs.system not in catalog.storage:
+            raise CatalogError(f"unknown storage system '{needs.system}'")
+        entries = [catalog.storage[needs.system]]
+    else:
+        entries = [s for s in catalog.storage.values() if s.price_usd is not None]
+    if not entries:
+        return None
+    capacity = sum(needs.capacity_bytes_of.values())
+
+    def units_for(s) -> float:
+        fixed = [need / rate for need, rate in ((needs.capacity_bytes, s.capacity_bytes),
+                                                (needs.write_Bps, s.write_Bps), (needs.read_Bps, s.read_Bps))
+                 if need is not None]
+        if fixed:
+            return max(1.0, float(math.ceil(max(fixed) - 1e-9)))
+        return max(1.0, needs.read_Bps_per_node * reference_nodes / s.read_Bps,
+                   needs.write_Bps_per_node * reference_nodes / s.write_Bps, capacity / s.capacity_bytes)
+
+    best = min(entries, key=lambda s: ((s.price_usd or 0.0) * units_for(s), s.name))
+    fixed_units = (units_for(best) if any(x is not None for x in (needs.capacity_bytes, needs.write_Bps,
+                                                                    needs.read_Bps)) else None)
+    return StorageUnit(
+        name=best.name, usd=best.price_usd or 0.0, w=best.power_w, ru=best.rack_units, read_Bps=best.read_Bps,
+        write_Bps=best.write_Bps, capacity_bytes=best.capacity_bytes,
+        support=support_fraction(catalog, facility, best.vendor), spares=facility.spares.get("storage", 0.0),
+        read_Bps_per_node=needs.read_Bps_per_node, write_Bps_per_node=needs.write_Bps_per_node,
+        checkpoint_Bps_per_node=needs.checkpoint_Bps_per_node, capacity_bytes_of=needs.capacity_bytes_of,
+        owned=owned.get(best.name, 0), fixed_units=fixed_units)
+
+
+def unit_costs(candidate: Candidate, catalog: Catalog, facility: Facility, reference_nodes: int, *,
+               owned: Mapping[str, int] | None = None, storage: StorageNeeds | None = None) -> UnitCosts:
+    """Linear prices and powers of an on-prem candidate, read off its BOM at ``reference_nodes``,
+    with what owning them costs: support by vendor, spares, draw under load, owned inventory and
+    the file system sized for ``storage``.
 
     Per-link prices depend on the media, which depends on cable runs, which grow with the floor
     area; so they are taken at the size the workloads suggest. The final BOM is exact regardless.
+    An unpriced server or switch costs 0 here (the design counts it as unpriced).
     """
+    owned = owned or {}
     server = catalog.servers[candidate.server]
     switch = catalog.switches[candidate.switch]
     shape = fabric_shape(candidate, catalog, facility)
@@ -125,12 +188,20 @@ def unit_costs(candidate: Candidate, catalog: Catalog, facility: Facility, refer
     nl = tiers_seen.get(topology.NODE_LEAF, (0.0, 0.0))
     ls = tiers_seen.get(topology.LEAF_SPINE, (0.0, 0.0))
     sx = tiers_seen.get(topology.SPINE_CORE, ls)
+    spares = facility.spares
+    link_spares = max(spares.get("transceiver", 0.0), spares.get("cable", 0.0))
     return UnitCosts(
-        node_usd=server.price_usd, node_w=server.power_w, node_ru=server.rack_units,
+        node_usd=server.price_usd or 0.0, node_w=server.power_w, node_ru=server.rack_units,
         node_link_usd=nl[0], node_link_w=nl[1], leaf_spine_link_usd=ls[0], leaf_spine_link_w=ls[1],
         spine_core_link_usd=sx[0], spine_core_link_w=sx[1],
-        switch_usd=switch.price_usd, switch_w=switch.power_w, switch_ru=switch.rack_units,
+        switch_usd=switch.price_usd or 0.0, switch_w=switch.power_w, switch_ru=switch.rack_units,
         servers_per_rack=req.servers_per_rack, rack_units=facility.rack_units, rack_usd=facility.rack_price_usd,
+        node_support=support_fraction(catalog, facility, server.vendor),
+        switch_support=support_fraction(catalog, facility, switch.vendor),
+        node_spares=spares.get("server", 0.0), link_spares=link_spares, switch_spares=spares.get("switch", 0.0),
+        node_training_w=server.training_power_w, node_idle_w=server.idle_power_w,
+        owned_nodes=owned.get(server.name, 0), owned_switches=owned.get(switch.name, 0),
+        storage=None if storage is None else storage_unit(catalog, facility, storage, ref, owned),
     )
 
 
@@ -185,24 +256,30 @@ def onprem_bom(candidate: Candidate, catalog: Catalog, facility: Facility, nodes
     return sort_lines(lines), summary
 
 
-def instance_usd_per_s(instance: CloudInstance, pricing: Pricing) -> float:
-    """Price per instance-second under a pricing model; reserved prices fall back to on-demand.
+def instance_usd_per_s(instance: CloudInstance, pricing: Pricing | str) -> float:
+    """Price per instance-second under a pricing model. No fallback: a model the catalog has no
+    price for is an error naming the instance.
 
     Raises:
-        CatalogError: never for on-demand (always present).
+        CatalogError: the instance has no price under ``pricing``.
     """
-    if pricing is Pricing.RESERVED_1Y and instance.price_reserved_1y_usd_per_s is not None:
-        return instance.price_reserved_1y_usd_per_s
-    if pricing is Pricing.RESERVED_3Y and instance.price_reserved_3y_usd_per_s is not None:
-        return instance.price_reserved_3y_usd_per_s
-    if instance.price_on_demand_usd_per_s <= 0:
-        raise CatalogError(f"cloud instance {instance.name} has no price")
-    return instance.price_on_demand_usd_per_s
+    return cloud.offer_for(instance, pricing if isinstance(pricing, str) else pricing.value).usd_per_s
 
 
-def cloud_line(instance: CloudInstance, pricing: Pricing, workload: str, instance_seconds: float) -> BomLine:
-    """A cloud line: instance-hours (rounded up to whole hours, as providers bill) at the hourly price."""
-    hours = math.ceil(instance_seconds / SECONDS_PER_HOUR - 1e-9)
-    per_hour = instance_usd_per_s(instance, pricing) * SECONDS_PER_HOUR
-    return BomLine("cloud", instance.name, f"{instance.description} ({pricing.value.replace('_', '-')})",
-                   workload, float(hours), per_hour, 0.0, instance.provenance.source)
+def cloud_line(instance: CloudInstance, pricing: Pricing | str, workload: str, instances: float,
+               time_s: float) -> BomLine:
+    """A cloud line: the instance-hours the pricing model bills (on demand: the hours used, rounded
+    up to whole hours as providers bill; reserved: the whole committed term; capacity blocks: the
+    whole block) at its hourly price.
+
+    Raises:
+        CatalogError: the instance has no price under ``pricing``.
+    """
+    model = pricing if isinstance(pricing, str) else pricing.value
+    offer = cloud.offer_for(instance, model)
+    billed_s = offer.billed_s(instances, time_s)
+    hours = math.ceil(billed_s / SECONDS_PER_HOUR - 1e-9) if model == "on_demand" else billed_s / SECONDS_PER_HOUR
+    prov = instance.provenance
+    return BomLine("cloud", instance.name, f"{instance.description} ({offer.describe(instances, time_s)})",
+                   workload, float(hours), cloud.hourly(offer), 0.0, prov.source, prov.price_basis or "list",
+                   prov.as_of, prov.estimate)

@@ -6,15 +6,15 @@ program is built; what reaches the program is linear coefficients (STYLE.md 7.3)
 
 from __future__ import annotations
 
-__all__ = ["FabricShape", "UnitCosts", "OnPremSystem", "CloudSystem", "Option", "Economics", "Limits", "Problem",
-           "usage_rate_usd_per_gpu_s", "pareto"]
+__all__ = ["FabricShape", "UnitCosts", "StorageUnit", "StorageNeeds", "OnPremSystem", "CloudSystem", "Option", "Economics",
+           "Limits", "Problem", "pareto"]
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
 from designer.optimize.candidates import Candidate
-from designer.spec.units import SECONDS_PER_YEAR
+from designer.optimize.cloud import Offer
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +65,59 @@ class UnitCosts:
     servers_per_rack: int
     rack_units: int
     rack_usd: float
+    # Ownership (designer.optimize.ownership): support shares per year (None: the economics' flat
+    # share), spare fractions, the servers' draw while training and idle (None: fractions of
+    # node_w), and the units the buyer already owns (sunk: no purchase, no residual value).
+    node_support: float | None = None
+    switch_support: float | None = None
+    node_spares: float = 0.0
+    link_spares: float = 0.0
+    switch_spares: float = 0.0
+    node_training_w: float | None = None
+    node_idle_w: float | None = None
+    owned_nodes: int = 0
+    owned_switches: int = 0
+    storage: "StorageUnit | None" = None
+
+
+@dataclass(frozen=True, slots=True)
+class StorageUnit:
+    """The file-system building block of an on-prem system and what its workloads need of it.
+
+    The program holds ``units`` (continuous) at or above every need: the baseline bandwidth of every
+    node, each checkpointing workload's write bandwidth (its nodes at the rate the performance
+    model assumes) and the capacity of the workloads' data sets and checkpoints.
+    """
+
+    name: str
+    usd: float
+    w: float
+    ru: int
+    read_Bps: float
+    write_Bps: float
+    capacity_bytes: float
+    support: float | None
+    spares: float
+    read_Bps_per_node: float  # baseline
+    write_Bps_per_node: float  # baseline
+    checkpoint_Bps_per_node: Mapping[str, float]  # workload -> write rate per node of its checkpoints
+    capacity_bytes_of: Mapping[str, float]  # workload -> data set + kept checkpoints
+    owned: int = 0
+    fixed_units: float | None = None  # the spec fixes the size (capacity or bandwidth given)
+
+
+@dataclass(frozen=True, slots=True)
+class StorageNeeds:
+    """What the workloads ask of an on-prem file system, and what the spec fixes about it."""
+
+    read_Bps_per_node: float  # baseline, every node
+    write_Bps_per_node: float
+    checkpoint_Bps_per_node: Mapping[str, float]  # workload -> checkpoint write rate per node
+    capacity_bytes_of: Mapping[str, float]  # workload -> data set + kept checkpoints
+    system: str | None = None  # a storage catalog entry (None: the cheapest for the need)
+    capacity_bytes: float | None = None  # fixed by the spec
+    write_Bps: float | None = None
+    read_Bps: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,11 +134,18 @@ class OnPremSystem:
 @dataclass(frozen=True, slots=True)
 class CloudSystem:
     candidate: Candidate
-    usd_per_node_s: float  # instance price per second under the spec's pricing model
+    usd_per_node_s: float  # instance price per second under the candidate's pricing model
+    offer: Offer | None = None  # how that model bills (None: per instance-second, on demand)
 
     @property
     def key(self) -> str:
         return self.candidate.key
+
+    def cost_usd(self, instances: float, time_s: float) -> float:
+        """What running ``instances`` for ``time_s`` costs (:meth:`designer.optimize.cloud.Offer.cost_usd`)."""
+        if self.offer is None:
+            return instances * time_s * self.usd_per_node_s
+        return self.offer.cost_usd(instances, time_s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,11 +164,20 @@ class Option:
 
 @dataclass(frozen=True, slots=True)
 class Economics:
+    """The horizon's economics (designer.optimize.ownership uses them). The defaults after the first
+    five keep a bare model: power at nameplate, no space charge, no residual value, no licences."""
+
     horizon_s: float
     pue: float
     electricity_usd_per_j: float
     installation_fraction: float
-    maintenance_fraction_per_year: float
+    maintenance_fraction_per_year: float  # support share per year where a unit has no rate of its own
+    facility_usd_per_w_s: float = 0.0  # data-centre space per watt of rated IT power per second
+    facility_capex: bool = False  # owned space: its amortised build is a capital cost
+    training_power_fraction: float = 1.0  # server draw training at full utilization / rated
+    idle_power_fraction: float = 1.0  # server draw idle / rated
+    residual_fraction: float = 0.0  # value recovered at the horizon per dollar of hardware bought
+    licence_usd_per_gpu_s: float = 0.0  # software licences per GPU of the on-prem system
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,20 +207,6 @@ class Problem:
     # Tie-break rank of each on-prem system (its place in the sorted list of every candidate),
     # so that programs over different subsets of systems price ties alike; None: list order.
     ranks: Mapping[str, int] | None = None
-
-
-def usage_rate_usd_per_gpu_s(system: OnPremSystem, e: Economics) -> float:
-    """What ``min_cost_per_token`` charges an on-prem system per GPU-second used: its full-horizon
-    cost per node (server, its links, its share of a leaf and that leaf's uplinks, installation,
-    maintenance and power at PUE) over the GPU-seconds a node offers in the horizon."""
-    uc, sh = system.costs, system.shape
-    years = e.horizon_s / SECONDS_PER_YEAR
-    per_node_equipment = (uc.node_usd + uc.node_link_usd * sh.rails
-                          + (uc.switch_usd + uc.leaf_spine_link_usd * sh.leaf_up) * sh.rails / max(sh.leaf_down, 1))
-    per_node_power = uc.node_w + uc.node_link_w * sh.rails
-    per_node_total = (per_node_equipment * (1 + e.installation_fraction + e.maintenance_fraction_per_year * years)
-                      + per_node_power * e.pue * e.electricity_usd_per_j * e.horizon_s)
-    return per_node_total / (system.candidate.gpus_per_node * e.horizon_s)
 
 
 def pareto(options: list[Option], keep_time: bool) -> tuple[Option, ...]:

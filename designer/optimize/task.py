@@ -10,13 +10,14 @@ from __future__ import annotations
 
 __all__ = ["Thresholds", "Workload", "Task"]
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Mapping
 
 from designer import perf
 from designer.catalog.types import Catalog, Facility
 from designer.optimize.candidates import Candidate
-from designer.optimize.problem import Economics, Limits
+from designer.optimize.problem import Economics, Limits, StorageNeeds
 from designer.spec.choices import Pricing
 
 
@@ -59,5 +60,8 @@ class Task:
     facility: Facility  # the catalog's default facility with the spec's overrides
     economics: Economics
     limits: Limits  # the spec's budgets, power, racks and nodes
-    pricing: Pricing  # how cloud hours are paid for
+    pricing: Pricing  # how cloud hours are paid for (the first of the spec's models; candidates carry their own)
     fixed_nodes: int | None = None  # system.nodes pinned: a built system has exactly this many
+    owned: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))  # catalog name -> units owned
+    storage: StorageNeeds | None = None  # the on-prem file system's needs (None: no file system)
+    licences: tuple[str, ...] = ()  # licence catalog entries charged per GPU-year

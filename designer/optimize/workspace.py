@@ -23,18 +23,17 @@ from typing import Iterable
 
 from designer import perf, topology
 from designer.errors import CatalogError, PerfError, TopologyError
-from designer.optimize import pricing
+from designer.optimize import cloud, ownership, pricing
 from designer.optimize.candidates import Candidate
 from designer.optimize.evaluate import Evaluation, Evaluator, best_view, gpu_count_grid, ideal_view
 from designer.optimize.problem import CloudSystem, Limits, OnPremSystem, Option, Problem, pareto
 from designer.optimize.task import Task, Thresholds, Workload
 from designer.perf import flops as perf_flops
 from designer.spec.choices import Deployment
-from designer.spec.units import SECONDS_PER_YEAR
 
-# Largest cloud reservation considered per workload: 2,048 instances (16,384 GPUs). Providers sell
-# clusters of this order through reserved capacity; override with constraints.max_nodes.
-CLOUD_MAX_INSTANCES = 2048
+# Largest cloud reservation considered per workload where the catalog gives no cap: 2,048 instances
+# (16,384 GPUs); each offer's own cap is catalog data (designer.optimize.cloud.instance_cap).
+CLOUD_MAX_INSTANCES = cloud.CLOUD_DEFAULT_MAX_INSTANCES
 # Stop scanning larger sizes once the deadline is met and utilization has fallen this far below
 # the target on three sizes in a row: utilization falls as a job spreads.
 _UTIL_STOP = 0.85
@@ -81,7 +80,7 @@ class Workspace:
 
     def _node_limit(self, cand: Candidate) -> int:
         if cand.deployment is Deployment.CLOUD:
-            limit = CLOUD_MAX_INSTANCES
+            limit = cloud.instance_cap(self.catalog.clouds[cand.server], cand.pricing or "on_demand")
         else:
             try:
                 limit = pricing.fabric_shape(cand, self.catalog, self.facility).max_nodes
@@ -128,7 +127,8 @@ class Workspace:
         if key not in self._ideal:
             cluster = perf.Cluster(gpu=gpu, network=view)
             found = None
-            limit = CLOUD_MAX_INSTANCES if cand.deployment is Deployment.CLOUD else 100_000
+            limit = (cloud.instance_cap(self.catalog.clouds[cand.server], cand.pricing or "on_demand")
+                     if cand.deployment is Deployment.CLOUD else 100_000)
             if self.task.limits.nodes is not None:
                 limit = min(limit, self.task.limits.nodes)
             floor = self._flops_floor(w, gpu, th)
@@ -233,13 +233,14 @@ class Workspace:
         ideal network (cable runs, hence media, grow with the floor), so they are fixed before
         any evaluation and the bounds and the program use the same prices."""
         if cand.deployment is Deployment.CLOUD:
-            inst = self.catalog.clouds[cand.server]
-            return CloudSystem(cand, pricing.instance_usd_per_s(inst, self.task.pricing))
+            offer = cloud.offer_for(self.catalog.clouds[cand.server], cand.pricing or "on_demand")
+            return CloudSystem(cand, offer.usd_per_s, offer)
         shape = pricing.fabric_shape(cand, self.catalog, self.facility)
         th = self.task.thresholds
         sizes = [self.ideal_gpus(w, cand, th, best=False) for w in self.workloads]
         ref = max([math.ceil(g / cand.gpus_per_node) for g in sizes if g is not None] or [1])
-        costs = pricing.unit_costs(cand, self.catalog, self.facility, min(ref, shape.max_nodes))
+        costs = pricing.unit_costs(cand, self.catalog, self.facility, min(ref, shape.max_nodes),
+                                   owned=self.task.owned, storage=self.task.storage)
         if self.fixed_nodes is not None:
             shape = replace(shape, max_nodes=min(shape.max_nodes, self.fixed_nodes))
         return OnPremSystem(cand, shape, costs)
@@ -272,17 +273,12 @@ class Workspace:
             return math.inf
         nodes = min(max(nodes, 1), system.shape.max_nodes)
         s = topology.summarize(pricing.fabric_request(system.candidate, self.catalog, nodes, self.facility))
-        uc, rails, e = system.costs, system.shape.rails, self.economics
+        uc = system.costs
         switches = s.leaves + s.spines + s.cores
         racks = math.ceil(nodes / uc.servers_per_rack + switches * uc.switch_ru / uc.rack_units - 1e-9)
         sx = s.spine_core_links if s.tiers == 3 else 0
-        equipment = (uc.node_usd * nodes + uc.node_link_usd * rails * nodes + uc.switch_usd * switches
-                     + uc.leaf_spine_link_usd * s.leaf_spine_links + uc.spine_core_link_usd * sx + uc.rack_usd * racks)
-        power = (uc.node_w * nodes + uc.node_link_w * rails * nodes + uc.switch_w * switches
-                 + uc.leaf_spine_link_w * s.leaf_spine_links + uc.spine_core_link_w * sx)
-        years = e.horizon_s / SECONDS_PER_YEAR
-        total = (equipment * (1 + e.installation_fraction + e.maintenance_fraction_per_year * years)
-                 + power * e.pue * e.electricity_usd_per_j * e.horizon_s)
+        total = ownership.onprem_cost_usd(system, self.economics, nodes=nodes, switches=switches,
+                                          ls_links=s.leaf_spine_links, sx_links=sx, racks=racks)
         self._cost_cache[cache_key] = total
         return total
 

@@ -18,7 +18,7 @@ from designer.catalog.types import Facility
 from designer.design.model import (
     Breakdown, CostBreakdown, Design, FacilityAssumptions, SoftwareUsed, SolverInfo, SystemChoice, WorkloadResult,
 )
-from designer.optimize import explain, pricing
+from designer.optimize import costing, explain, pricing
 from designer.optimize.candidates import Candidate
 from designer.optimize.milp import Solution
 from designer.optimize.task import Workload
@@ -67,19 +67,30 @@ def facility_assumptions(spec: Spec, facility: Facility) -> FacilityAssumptions:
 
 
 def price_solution(ws: Workspace, sol: Solution) -> tuple[list, CostBreakdown, object, dict[str, float]]:
-    """The exact bill of materials and costs of a solution of the program.
+    """The exact bill of materials and cost lines of a solution of the program.
 
     Returns:
         (BOM lines, cost breakdown, fabric summary of the on-prem system or None, cloud spend per
-        workload). On-prem lines come from the topology's closed form at the chosen node count;
-        cloud lines bill whole instance-hours.
+        workload). On-prem lines come from the topology's closed form at the chosen node count,
+        with the file system, owned inventory, installation and spares
+        (:func:`~designer.optimize.costing.design_bom`); cloud lines bill as each pricing model does.
     """
     catalog, facility, e = ws.catalog, ws.facility, ws.economics
-    lines = []
+    lines: list = []
     summary = None
     onprem = ws.by_key.get(sol.onprem_key) if sol.onprem_key else None
+    node_s: dict[str, float] = {}
+    util: dict[str, float] = {}
     if onprem is not None:
-        onprem_lines, summary = pricing.onprem_bom(onprem, catalog, facility, sol.nodes, e.installation_fraction)
+        gpn = onprem.gpus_per_node
+        for w in ws.workloads:
+            key, option = sol.assignment[w.name]
+            if key == onprem.key:
+                node_s[w.name] = option.gpus / gpn * option.time_s
+                util[w.name] = option.utilization
+        jobs = {w: math.ceil(sol.assignment[w][1].gpus / gpn) for w in node_s}
+        onprem_lines, summary = costing.design_bom(ws.systems[onprem.key], catalog, facility, sol.nodes, jobs,
+                                                   ws.task.owned)
         lines.extend(onprem_lines)
     cloud_costs: dict[str, float] = {}
     for w in ws.workloads:
@@ -87,26 +98,13 @@ def price_solution(ws: Workspace, sol: Solution) -> tuple[list, CostBreakdown, o
         cand = ws.by_key[key]
         if cand.deployment is Deployment.CLOUD:
             inst = catalog.clouds[cand.server]
-            line = pricing.cloud_line(inst, ws.task.pricing, w.name, option.gpus / cand.gpus_per_node * option.time_s)
+            line = pricing.cloud_line(inst, cand.pricing or "on_demand", w.name, option.gpus / cand.gpus_per_node,
+                                      option.time_s)
             lines.append(line)
             cloud_costs[w.name] = line.total_usd
     lines = list(sort_lines(lines))
-    equipment = sum(l.total_usd for l in lines if l.category not in ("cloud", "service"))
-    installation = sum(l.total_usd for l in lines if l.category == "service")
-    cloud_usd = sum(l.total_usd for l in lines if l.category == "cloud")
-    power_w = total_power_w(l for l in lines if l.category != "cloud")
-    years = e.horizon_s / SECONDS_PER_YEAR
-    power_usd = power_w * e.pue * e.electricity_usd_per_j * e.horizon_s
-    maintenance = e.maintenance_fraction_per_year * years * equipment
-    capex = equipment + installation
-    by_cat: dict[str, float] = {}
-    for l in lines:
-        if l.category != "cloud":
-            by_cat[l.category] = by_cat.get(l.category, 0.0) + l.total_usd
-    cost = CostBreakdown(capex_usd=capex, opex_usd=power_usd + maintenance, cloud_usd=cloud_usd,
-                         total_usd=capex + power_usd + maintenance + cloud_usd,
-                         capex_by_category=MappingProxyType(by_cat), installation_usd=installation,
-                         power_usd=power_usd, maintenance_usd=maintenance)
+    cost = costing.cost_breakdown(lines, catalog, facility, e, costing.Usage(node_s, util),
+                                  server=onprem.server if onprem is not None else None, licences=ws.task.licences)
     return lines, cost, summary, cloud_costs
 
 
@@ -151,7 +149,7 @@ def assemble_design(spec: Spec, ws: Workspace, sol: Solution, alternatives, cons
         deployment=deployment, server=main.server, gpu=gpu, nodes=nodes, gpus=gpus, fabric=main.fabric,
         topology=main.topology, oversubscription=main.oversubscription, switch=main.switch, tiers=tiers,
         racks=racks, power_kw=shown.power_w / 1e3,
-        pricing=spec.constraints.pricing.value if cloud_kinds else None,
+        pricing=", ".join(sorted({c.pricing or "on_demand" for c in cloud_kinds})) if cloud_kinds else None,
     )
     return Design(
         tool_version=__version__, spec_name=spec.name, spec_digest=spec.digest, catalog_digest=catalog.digest,

@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = ["enumerate_candidates"]
 
 from designer.catalog.types import Catalog
+from designer.errors import SpecError
 from designer.optimize.candidates import ON_PREM_FABRICS, Candidate, Rejection, fabric_protocol
 from designer.spec.choices import Deployment
 from designer.spec.models import Spec
@@ -26,7 +27,13 @@ def enumerate_candidates(spec: Spec, catalog: Catalog) -> tuple[tuple[Candidate,
     and TCP need an Ethernet NIC, RoCE also RDMA); the switch must speak the same protocol and run
     the NIC's rate natively or by breakout; ``single_switch`` and ``rail_only`` are considered only
     at oversubscription 1 (they have no leaf uplinks to thin out). Cloud instances come with their
-    provider's network, which is their fabric.
+    provider's network, which is their fabric; each is a candidate once per pricing model of the
+    spec that the catalog prices it under (never under another model's price). Servers and switches
+    without a price are left out unless the spec pins them: an unpriced part cannot be compared.
+
+    Raises:
+        SpecError: a pinned cloud instance has no price under any of the spec's pricing models
+            (located at ``constraints.pricing``, naming the instance).
     """
     c = spec.constraints
     pin = spec.system
@@ -41,6 +48,9 @@ def enumerate_candidates(spec: Spec, catalog: Catalog) -> tuple[tuple[Candidate,
             if not _allowed(server.name, pin.server):
                 continue
             if allowed_gpus and server.gpu not in allowed_gpus:
+                continue
+            if server.price_usd is None and pin.server is None:
+                rejected.append(Rejection(server.name, "no price in the catalog (pin it to price the rest)"))
                 continue
             nic = catalog.nics[server.nic]
             for fabric in ON_PREM_FABRICS:
@@ -57,6 +67,9 @@ def enumerate_candidates(spec: Spec, catalog: Catalog) -> tuple[tuple[Candidate,
                     if not _allowed(switch.name, pin.switch):
                         continue
                     if switch.protocol is not proto:
+                        continue
+                    if switch.price_usd is None and pin.switch is None:
+                        rejected.append(Rejection(switch.name, "no price in the catalog (pin it to price the rest)"))
                         continue
                     # The fastest rate both ends run: the NIC's own, or a lower one it supports
                     # (a 400G NIC on a 100GbE switch runs at 100G).
@@ -92,7 +105,18 @@ def enumerate_candidates(spec: Spec, catalog: Catalog) -> tuple[tuple[Candidate,
                     fabric not in ON_PREM_FABRICS and listed_cloud_kinds and fabric not in listed_cloud_kinds):
                 rejected.append(Rejection(inst.name, f"its network ({fabric}) is not among the allowed fabrics"))
                 continue
-            out.append(Candidate(Deployment.CLOUD, inst.name, inst.gpu, inst.gpus, fabric, "cloud", None, 1.0))
+            priced = [p for p in c.pricing if inst.price_usd_per_s(p.value) is not None]
+            for p in c.pricing:
+                if p not in priced:
+                    rejected.append(Rejection(f"{inst.name} {p.value}", f"the catalog has no {p.value} price for it"))
+            if not priced and pin.server == inst.name:
+                has = ", ".join(inst.pricing_models()) or "none"
+                raise SpecError(f"cloud instance {inst.name} has no {' or '.join(p.value for p in c.pricing)} price "
+                                f"in the catalog (it has: {has}); choose a pricing model it has, or give the price "
+                                f"in a user catalog", spec.locate(("constraints", "pricing")))
+            for p in priced:
+                out.append(Candidate(Deployment.CLOUD, inst.name, inst.gpu, inst.gpus, fabric, "cloud", None, 1.0,
+                                     pricing=p.value))
 
     out.sort(key=lambda cand: cand.key)
     return tuple(out), tuple(rejected)

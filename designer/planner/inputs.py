@@ -162,6 +162,18 @@ def _reference_problems(spec: Spec, catalog: Catalog) -> list[SpecError]:
         if gpu not in known_gpus:
             fail(f"unknown GPU '{gpu}'", ("constraints", "gpus", i),
                  _hint(gpu, known_gpus) or "`designer catalog list --kind gpu` lists them")
+    for i, name in enumerate(spec.licences):
+        if name not in catalog.licences:
+            fail(f"unknown licence '{name}'", ("licences", i),
+                 _hint(name, catalog.licences) or "`designer catalog list --kind licence` lists them")
+    if spec.storage.system is not None and spec.storage.system not in catalog.storage:
+        fail(f"unknown storage system '{spec.storage.system}'", ("storage", "system"),
+             _hint(spec.storage.system, catalog.storage) or "`designer catalog list --kind storage` lists them")
+    ownable = {**catalog.servers, **catalog.switches, **catalog.storage}
+    for item in spec.inventory:
+        if item.name not in ownable:
+            fail(f"unknown server, switch or storage system '{item.name}': an inventory lists catalog entries "
+                 "the buyer owns", ("inventory", item.index, "name"), _hint(item.name, ownable))
     return out
 
 

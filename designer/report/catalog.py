@@ -27,7 +27,7 @@ from tabulate import tabulate
 from designer.catalog import query
 from designer.catalog.types import KINDS, Catalog
 from designer.report import jsondoc
-from designer.spec import units
+from designer.spec import rates, units
 
 STALE_MONTHS = 18  # a price older than this gets a warning (see designer.catalog.query.stale_entries)
 _SOURCE_WIDTH = 48  # list view truncates sources; `show` prints them whole

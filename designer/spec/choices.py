@@ -26,8 +26,9 @@ class Pricing(str, Enum):
     """How cloud hours are paid for."""
 
     ON_DEMAND = "on_demand"
-    RESERVED_1Y = "reserved_1y"
-    RESERVED_3Y = "reserved_3y"
+    RESERVED_1Y = "reserved_1y"  # committed for a year: the whole term is paid for
+    RESERVED_3Y = "reserved_3y"  # committed for three years
+    CAPACITY_BLOCK = "capacity_block"  # instances reserved for fixed dates, paid up front
 
 
 # What `constraints.fabrics` and `system.fabric` may name, and what `constraints.topologies` and

@@ -17,6 +17,7 @@ __all__ = ["MAX_NODES", "MAX_GPUS_PER_WORKLOAD", "DEFAULT_VOCAB", "default_ffn",
 
 import difflib
 import hashlib
+from types import MappingProxyType
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +27,8 @@ from designer.errors import Diagnostic, InputError, SpecError
 from designer.spec import messages, presets, units
 from designer.spec.choices import Deployment, Objective, Pricing
 from designer.spec.models import (
-    Budget, Constraints, FacilitySpec, MLASpec, ModelSpec, MoESpec, ParallelismSpec, SoftwareSpec, Spec, SystemPin,
-    WorkloadSpec,
+    Budget, Constraints, FacilitySpec, MLASpec, ModelSpec, MoESpec, OwnedSpec, ParallelismSpec, SoftwareSpec, Spec,
+    StorageSpec, SystemPin, WorkloadSpec,
 )
 from designer.spec.schema import SoftwareInput, SpecInput, _Model, _Workload
 from designer.spec.yamlio import YamlDoc, load_yaml_text, read_text
@@ -246,8 +247,12 @@ def _build(raw: SpecInput, found: _Found, base_dir: Path, digest: str) -> Spec:
         min_utilization=c.min_utilization, deployments=tuple(Deployment(d) for d in dict.fromkeys(c.deployments)),
         fabrics=tuple(dict.fromkeys(c.fabrics)), topologies=tuple(dict.fromkeys(c.topologies)),
         gpus=tuple(dict.fromkeys(c.gpus)), max_power_w=c.max_power, max_racks=c.max_racks, max_nodes=c.max_nodes,
-        oversubscription=tuple(sorted(set(c.oversubscription))), pricing=Pricing(c.pricing),
+        oversubscription=tuple(sorted(set(c.oversubscription))),
+        pricing=tuple(Pricing(p) for p in dict.fromkeys([c.pricing] if isinstance(c.pricing, str) else c.pricing)),
     )
+    if not constraints.pricing:
+        found.error("constraints.pricing needs at least one pricing model", ("constraints", "pricing"))
+    inventory = _inventory(raw, found)
     catalogs = []
     for i, entry in enumerate(raw.catalogs):
         # Whether the file exists and is a catalog is for the catalog loader to say, in one
@@ -259,14 +264,51 @@ def _build(raw: SpecInput, found: _Found, base_dir: Path, digest: str) -> Spec:
     return Spec(
         version=raw.version, name=raw.name, objective=Objective(raw.objective), horizon_s=raw.horizon,
         budget=Budget(raw.budget.capex, raw.budget.total), workloads=tuple(workloads), constraints=constraints,
-        facility=FacilitySpec(raw.facility.electricity, raw.facility.pue, raw.facility.rack_power),
+        facility=_facility(raw.facility),
         catalogs=tuple(catalogs),
         system=SystemPin(
             deployment=Deployment(s.deployment) if s.deployment else None, server=s.server, switch=s.switch,
             nodes=s.nodes, fabric=s.fabric, topology=s.topology, oversubscription=s.oversubscription,
         ),
         file=found.doc.file, digest=digest, doc=found.doc, warnings=tuple(found.warnings),
+        storage=StorageSpec(enabled=raw.storage.enabled, system=raw.storage.system,
+                            capacity_bytes=raw.storage.capacity, write_Bps=raw.storage.write_bandwidth,
+                            read_Bps=raw.storage.read_bandwidth),
+        licences=tuple(dict.fromkeys(raw.licences)), inventory=inventory,
     )
+
+
+# Spec facility keys -> the Facility attribute they set (the catalog's own names, see designer.catalog.schema).
+_FACILITY_ATTRS = {
+    "rack_units": "rack_units", "rack_price": "rack_price_usd", "installation_fraction": "installation_fraction",
+    "maintenance_fraction_per_year": "maintenance_fraction_per_year", "space": "space",
+    "colocation_price": "colocation_usd_per_w_s", "build_cost": "build_usd_per_w", "build_life": "build_life_s",
+    "training_power_fraction": "training_power_fraction", "idle_power_fraction": "idle_power_fraction",
+    "useful_life": "useful_life_s", "spares": "spares", "storage_bytes_per_token": "storage_bytes_per_token",
+    "storage_checkpoints_kept": "storage_checkpoints_kept", "storage_read_per_node": "storage_read_Bps_per_node",
+    "storage_write_per_node": "storage_write_Bps_per_node",
+}
+
+
+def _facility(f: Any) -> FacilitySpec:
+    given = f.model_dump(exclude_none=True)
+    overrides = {attr: given[key] for key, attr in _FACILITY_ATTRS.items() if key in given}
+    if "spares" in overrides:
+        overrides["spares"] = MappingProxyType(dict(sorted(overrides["spares"].items())))
+    return FacilitySpec(f.electricity, f.pue, f.rack_power, MappingProxyType(overrides))
+
+
+def _inventory(raw: SpecInput, found: _Found) -> tuple[OwnedSpec, ...]:
+    seen: dict[str, int] = {}
+    out = []
+    for i, item in enumerate(raw.inventory):
+        if item.name in seen:
+            found.error(f"'{item.name}' is listed twice in inventory (first at item {seen[item.name] + 1})",
+                        ("inventory", i, "name"), hint="give one count")
+            continue
+        seen[item.name] = i
+        out.append(OwnedSpec(item.name, item.count, i))
+    return tuple(out)
 
 
 def _check_valid_workloads(data: dict[str, Any], found: _Found) -> None:

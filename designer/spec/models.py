@@ -6,12 +6,13 @@ from __future__ import annotations
 
 __all__ = [
     "MoESpec", "MLASpec", "ModelSpec", "ParallelismSpec", "SoftwareSpec", "WorkloadSpec", "Budget",
-    "Constraints", "FacilitySpec", "SystemPin", "Spec",
+    "Constraints", "FacilitySpec", "StorageSpec", "OwnedSpec", "SystemPin", "Spec",
 ]
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Mapping
 
 from designer.errors import Diagnostic, Location
 from designer.spec.choices import Deployment, Objective, Pricing
@@ -126,16 +127,38 @@ class Constraints:
     max_racks: int | None
     max_nodes: int | None
     oversubscription: tuple[float, ...]  # candidate leaf oversubscription ratios
-    pricing: Pricing
+    pricing: tuple[Pricing, ...]  # how cloud hours may be bought (the optimizer picks per instance)
 
 
 @dataclass(frozen=True, slots=True)
 class FacilitySpec:
-    """Overrides of the catalog's facility defaults; ``None`` keeps the default."""
+    """Overrides of the catalog's facility defaults; ``None`` keeps the default. ``overrides`` holds
+    every other key given, by the :class:`~designer.catalog.types.Facility` attribute it sets (SI)."""
 
     electricity_usd_per_j: float | None
     pue: float | None
     rack_power_w: float | None
+    overrides: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass(frozen=True, slots=True)
+class StorageSpec:
+    """The on-prem parallel file system: on or off, and anything the spec fixes about it."""
+
+    enabled: bool = True
+    system: str | None = None  # a storage catalog entry
+    capacity_bytes: float | None = None
+    write_Bps: float | None = None
+    read_Bps: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OwnedSpec:
+    """Hardware the buyer already has (``inventory:``): a server, switch or storage entry and a count."""
+
+    name: str
+    count: int
+    index: int  # position in the spec's inventory list (for located errors)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +194,9 @@ class Spec:
     # Accepted, but probably not what was meant (a value listed twice, a params count off its
     # architecture): `validate` shows them; some are found once the catalogs are known.
     warnings: tuple[Diagnostic, ...] = field(default=(), compare=False, repr=False)
+    storage: StorageSpec = StorageSpec()
+    licences: tuple[str, ...] = ()  # licence catalog entries charged per GPU-year
+    inventory: tuple[OwnedSpec, ...] = ()
 
     def locate(self, path: tuple[Any, ...]) -> Location:
         """``FILE:LINE:COL`` of a key path in the spec file (for errors found after loading)."""

@@ -19,7 +19,10 @@ from designer.spec import presets, units
 from designer.spec.choices import ATTENTION_KERNELS, FABRICS, SOFTWARE_PRESETS, TOPOLOGIES
 # The value types, each with its schema as written (designer.spec.values); adding a field of one of
 # these types to a model below is all `designer schema` needs, with a description.
-from designer.spec.values import Count, Duration, EnergyPrice, Fraction, Money, Name, NonNegInt, PosInt, Power
+from designer.spec.values import (
+    Bandwidth, BuildPrice, CapacityPrice, Count, DataSize, Duration, EnergyPrice, Fraction, Money, Name, NonNegInt,
+    PosInt, Power,
+)
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
@@ -149,6 +152,9 @@ class _Budget(_Strict):
                                 examples=["$90M"])
 
 
+_PricingModel = Literal["on_demand", "reserved_1y", "reserved_3y", "capacity_block"]
+
+
 class _Constraints(_Strict):
     """What a design must meet, and which technologies it may use."""
 
@@ -170,17 +176,74 @@ class _Constraints(_Strict):
     oversubscription: list[Annotated[float, Field(ge=1, le=16)]] = Field(
         default_factory=lambda: [1.0, 2.0, 3.0], min_length=1,
         description="Leaf oversubscription ratios to consider (downlinks : uplinks).", examples=[[1, 2]])
-    pricing: Literal["on_demand", "reserved_1y", "reserved_3y"] = Field(
-        "on_demand", description="How cloud hours are paid for.")
+    pricing: _PricingModel | list[_PricingModel] = Field(
+        "on_demand", description="How cloud hours are bought: on_demand, reserved_1y or reserved_3y (the whole "
+        "term is paid for), capacity_block; a list lets the optimizer choose per instance.",
+        examples=["on_demand", ["on_demand", "reserved_1y"]])
+
+
+_SpareCategory = Literal["server", "gpu", "nic", "switch", "transceiver", "cable", "rack", "storage"]
 
 
 class _Facility(_Strict):
-    """Overrides of the catalog's facility defaults."""
+    """Overrides of the catalog's facility defaults (the keys of catalogs/facility.yaml)."""
 
     electricity: EnergyPrice | None = Field(None, description="Price of electricity.")
     pue: Annotated[float, Field(ge=1, le=3)] | None = Field(
         None, description="Power usage effectiveness: facility power / IT power.", examples=[1.3])
     rack_power: Power | None = Field(None, gt=0, description="Most power one rack may draw.")
+    rack_units: PosInt | None = Field(None, description="Usable units of one rack.", examples=[42])
+    rack_price: Money | None = Field(None, description="One rack with its PDUs.", examples=["$11,250"])
+    installation_fraction: Fraction | None = Field(None, description="Installation and cabling, once, as a share "
+                                                   "of the equipment.", examples=["5%"])
+    maintenance_fraction_per_year: Fraction | None = Field(
+        None, description="One flat support share of all equipment per year, instead of the catalog's "
+        "per-vendor contracts.", examples=["8%"])
+    space: Literal["colocation", "owned"] | None = Field(
+        None, description="colocation: rent the space per kW of capacity; owned: build it, amortised over its life.")
+    colocation_price: CapacityPrice | None = Field(None, description="Colocation per kW of IT capacity per month.")
+    build_cost: BuildPrice | None = Field(None, description="Owned space: construction per MW of IT load.")
+    build_life: Duration | None = Field(None, gt=0, description="Owned space: the life the build is amortised over.",
+                                        examples=["15 years"])
+    training_power_fraction: Fraction | None = Field(
+        None, gt=0, description="A server's draw while training at full utilization, over its rated power.",
+        examples=[0.82])
+    idle_power_fraction: Fraction | None = Field(None, description="A server's draw when idle, over its rated "
+                                                 "power.", examples=[0.2])
+    useful_life: Duration | None = Field(None, description="Book life of the hardware: its residual value falls "
+                                         "linearly to zero over it.", examples=["5 years"])
+    spares: dict[_SpareCategory, Fraction] | None = Field(
+        None, description="Spare parts bought per BOM category, as a share of the parts.",
+        examples=[{"server": "2%", "transceiver": "3%"}])
+    storage_bytes_per_token: DataSize | None = Field(None, gt=0, description="Data-set bytes per training token "
+                                                     "kept on the file system.", examples=["4 B"])
+    storage_checkpoints_kept: PosInt | None = Field(None, description="Checkpoints kept per workload.",
+                                                    examples=[2])
+    storage_read_per_node: Bandwidth | None = Field(None, description="Baseline file-system read bandwidth per "
+                                                    "node.", examples=["1.25 GB/s"])
+    storage_write_per_node: Bandwidth | None = Field(None, description="Baseline file-system write bandwidth per "
+                                                     "node.", examples=["0.63 GB/s"])
+
+
+class _Storage(_Strict):
+    """The on-prem design's parallel file system, sized from the workloads unless given."""
+
+    enabled: bool = Field(True, description="false: the design has no file system.")
+    system: Name | None = Field(None, description="A storage catalog entry; default the cheapest for the need.",
+                                examples=["ddn-ai400x2t"])
+    capacity: DataSize | None = Field(None, gt=0, description="Usable capacity, instead of the sized one.",
+                                      examples=["2 PB"])
+    write_bandwidth: Bandwidth | None = Field(None, gt=0, description="Write bandwidth, instead of the sized one.",
+                                              examples=["400 GB/s"])
+    read_bandwidth: Bandwidth | None = Field(None, gt=0, description="Read bandwidth, instead of the sized one.",
+                                             examples=["800 GB/s"])
+
+
+class _Owned(_Strict):
+    """Hardware the buyer already has: used before buying more, its purchase price sunk."""
+
+    name: Name = Field(description="A server, switch or storage catalog entry.", examples=["dgx-h100"])
+    count: PosInt = Field(description="Units owned.", examples=[64])
 
 
 class _System(_Strict):
@@ -210,7 +273,14 @@ class _Spec(_Strict):
     budget: _Budget = Field(_Budget(), description="Spending limits.")
     workloads: list[_Workload] = Field(min_length=1, max_length=100, description="The training jobs.")
     constraints: _Constraints = Field(_Constraints(), description="What a design must meet.")
-    facility: _Facility = Field(_Facility(), description="Electricity, PUE and rack power, over the catalog's.")
+    facility: _Facility = Field(_Facility(), description="Electricity, PUE, racks, data-centre space and how "
+                                "hardware is kept, over the catalog's.")
+    storage: _Storage = Field(_Storage(), description="The on-prem parallel file system.")
+    licences: list[Name] = Field(default_factory=list, max_length=20, description="Licence catalog entries "
+                                 "charged per GPU-year.", examples=[["nvidia-ai-enterprise"]])
+    inventory: list[_Owned] = Field(default_factory=list, max_length=100, description="Hardware already owned "
+                                    "(sunk cost, used before buying more).",
+                                    examples=[[{"name": "dgx-h100", "count": 64}]])
     catalogs: list[Name] = Field(default_factory=list, max_length=20,
                                  description="User catalog files merged over the built-in ones, in order "
                                  "(paths relative to the spec).", examples=[["./my-prices.yaml"]])

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 __all__ = [
     "AsWritten", "Money", "Duration", "Power", "EnergyPrice", "HourlyPrice", "Bandwidth", "DataSize", "Flops",
-    "Count", "Fraction", "PosInt", "NonNegInt", "Name", "PATTERNS",
+    "Count", "Fraction", "PosInt", "NonNegInt", "Name", "PATTERNS", "CapacityPrice", "BuildPrice",
 ]
 
 import re
@@ -26,7 +26,7 @@ from typing import Annotated, Any, Mapping
 
 from pydantic import AfterValidator, BeforeValidator, Field
 
-from designer.spec import units
+from designer.spec import rates, units
 
 
 @dataclass(frozen=True, eq=False)  # compared and hashed by identity: Annotated metadata must hash
@@ -70,6 +70,11 @@ PATTERNS: Mapping[str, str] = MappingProxyType({
     "flops": _whole(rf"{_NUM}\s*[kMGTPE]?(?:FLOPS|FLOP/s|flops|flop/s)"),
     "count": _whole(rf"{_NUM}\s*(?:{_alternatives(k for k in units.COUNT_SUFFIXES if k)}(?: +(?:tokens|params))?)?"),
     "percent": _whole(rf"{_NUM}\s*%"),
+    # Prices per unit of capacity (designer.spec.rates): money, then / or per, then the unit.
+    "capacity_price": _whole(rf"(?:\$|USD|US\$)?\s*{_NUM}\s*(?:[kKMB]|bn)?\s*(?:USD|\$)?\s*(?:/|\s+per\s+)\s*"
+                             r"(?:W|kW|MW)\s*[-/ ]\s*(?:mo|month)"),
+    "build_price": _whole(rf"(?:\$|USD|US\$)?\s*{_NUM}\s*(?:[kKMB]|bn)?\s*(?:USD|\$)?\s*(?:/|\s+per\s+)\s*"
+                          r"(?:W|kW|MW)"),
 })
 
 _MAX = units.MAX_TEXT  # the parsers refuse longer text
@@ -150,3 +155,9 @@ Name = Annotated[str, Field(min_length=1, max_length=200, strict=True), AfterVal
     MappingProxyType({"type": "string", "minLength": 1, "maxLength": 200,
                       "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]+$"}),
     "one line of text", ("llama3-70b",), "", plain_default=True)]
+
+CapacityPrice = Annotated[float, *_unit(rates.parse_capacity_price, _text(
+    "capacity_price", "a price of data-centre capacity per kW (or W, MW) per month",
+    ("$194.95/kW-month", "195 USD/kW-month"), "USD/(W s)"))]
+BuildPrice = Annotated[float, *_unit(rates.parse_build_price, _text(
+    "build_price", "a construction cost per MW (or kW, W) of IT capacity", ("$11.7M/MW", "$11,700/kW"), "USD/W"))]

@@ -109,8 +109,15 @@ def test_published_figures_are_converted_to_si():
     assert BUILTIN.transceivers["osfp-800g-2xsr4"].logical_ports == 2
     assert BUILTIN.cables["dac-800g-osfp"].reach_m == 3
     facility = BUILTIN.facilities["default"]
-    assert facility.electricity_usd_per_j * 3.6e6 == pytest.approx(0.078)
+    # EIA industrial retail price, 2025 monthly values (Electric Power Monthly via ycharts): their mean.
+    eia_2025 = [0.0834, 0.0824, 0.0826, 0.0821, 0.0829, 0.0890, 0.0933, 0.0908, 0.0902, 0.0865, 0.0844, 0.0853]
+    assert facility.electricity_usd_per_j * 3.6e6 == pytest.approx(sum(eia_2025) / 12, abs=5e-5)
     assert facility.rack_power_w == 40_000
+    # CBRE H2 2025: $194.95 per kW per month; Cushman & Wakefield 2025: $11.7M per MW of critical load.
+    assert facility.colocation_usd_per_w_s * 1e3 * (365 * 86400 / 12) == pytest.approx(194.95)
+    assert facility.build_usd_per_w * 1e6 == pytest.approx(11.7e6)
+    # IEEE Access 2025: 8.4 kW maximum observed on a 10.2 kW-rated 8x H100 node.
+    assert facility.training_power_fraction == pytest.approx(8.4 / 10.2, abs=0.005)
 
 
 def test_derived_cloud_prices_add_up():

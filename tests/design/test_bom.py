@@ -129,7 +129,8 @@ def test_bom_json_follows_the_contract(design: Design) -> None:
     assert list(doc["items"][0])[:7] == ["category", "sku", "role", "quantity", "unit_price_usd", "total_usd", "source"]
     assert doc["items"][0] | {"description": "", "source": ""} == {
         "category": "server", "sku": "dgx-h100", "role": "compute", "quantity": 128, "unit_price_usd": 310000.0,
-        "total_usd": 39680000.0, "source": "", "description": "", "unit_power_w": 10200, "power_w": 1305600}
+        "total_usd": 39680000.0, "source": "", "description": "", "unit_power_w": 10200, "power_w": 1305600,
+        "price_basis": "", "as_of": "", "estimate": False, "unpriced": False}
     assert {"capex_usd", "power_kw"} <= set(doc["totals"])
     assert doc["totals"]["capex_usd"] == CAPEX and doc["totals"]["power_kw"] == 1389.12
     assert {i["category"] for i in doc["items"]} <= set(bom.CATEGORIES)

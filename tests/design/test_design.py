@@ -169,7 +169,7 @@ def test_bad_values_in_bom_items(design: Design) -> None:
 
 def test_inconsistent_cost_total(design: Design) -> None:
     err = _error(dump_design(design).replace("  capex_usd: '43890800.00'", "  capex_usd: '43890900.00'"))
-    assert "cost.total_usd: 47687431.65 is not capex_usd + opex_usd + cloud_usd = 47687531.65" in str(err)
+    assert "cost.total_usd: 47687431.65 is not capex_usd + opex_usd + cloud_usd - residual_usd = 47687531.65" in str(err)
 
 
 def test_schema_version_is_checked_first(design: Design) -> None:

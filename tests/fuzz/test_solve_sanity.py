@@ -74,13 +74,19 @@ def test_solved_designs_are_numerically_sane(text):
         assert exc.message and (exc.reasons or exc.relaxations)
         return
     c = d.cost
-    for name in ("capex_usd", "opex_usd", "cloud_usd", "total_usd", "installation_usd", "power_usd", "maintenance_usd"):
+    for name in ("capex_usd", "opex_usd", "cloud_usd", "total_usd", "installation_usd", "power_usd", "maintenance_usd",
+                 "residual_usd"):
         value = getattr(c, name)
         assert math.isfinite(value) and value >= 0, (name, value)
-    assert c.total_usd == pytest.approx(c.capex_usd + c.opex_usd + c.cloud_usd, rel=REL)
+    assert c.total_usd == pytest.approx(c.capex_usd + c.opex_usd + c.cloud_usd - c.residual_usd, rel=REL)
+    assert c.residual_usd <= c.capex_usd * (1 + REL)  # never more than was paid
     assert all(v >= 0 for v in c.capex_by_category.values())
+    assert all(v >= 0 for v in c.opex_by_category.values())
+    assert sum(l.amount_usd for l in c.lines if l.kind != "residual") - c.residual_usd == pytest.approx(
+        c.total_usd, rel=REL, abs=0.05)
     for line in d.bom:
-        assert line.quantity >= 0 and line.unit_price_usd >= 0 and line.unit_power_w >= 0, line
+        assert line.quantity >= 0 and (line.unit_price_usd is None or line.unit_price_usd >= 0), line
+        assert line.unit_power_w >= 0, line
     if s.budget.total_usd is not None:
         assert c.total_usd <= s.budget.total_usd * (1 + REL)
     assert d.system.nodes <= s.constraints.max_nodes

@@ -26,8 +26,12 @@ from designer.spec.units import SECONDS_PER_YEAR
 
 CATALOG = load_builtin()
 FACILITY = CATALOG.facilities["default"]
+# Every line of the cost of ownership is on: colocation at $195/kW-month, draw at 82% training and
+# 20% idle, 40% residual value, support by vendor and spares from the built-in catalog.
 ECON = Economics(horizon_s=2 * SECONDS_PER_YEAR, pue=1.25, electricity_usd_per_j=0.08 / 3.6e6,
-                 installation_fraction=0.05, maintenance_fraction_per_year=0.1)
+                 installation_fraction=0.05, maintenance_fraction_per_year=0.1,
+                 facility_usd_per_w_s=195.0 / 1e3 / (SECONDS_PER_YEAR / 12), training_power_fraction=0.82,
+                 idle_power_fraction=0.2, residual_fraction=0.4)
 SYSTEMS = [
     ("dgx-h100", "infiniband", "nvidia-qm9700", "fat_tree"),
     ("dgx-h100", "infiniband", "nvidia-qm9700", "rail_only"),
@@ -52,23 +56,36 @@ def _cloud(name: str, usd_per_h: float) -> CloudSystem:
     return CloudSystem(cand, usd_per_h / 3600.0)
 
 
-def _equipment_and_power(system: OnPremSystem, n: int) -> tuple[float, float]:
+def _capex_opex_power(system: OnPremSystem, n: int) -> tuple[float, float, float]:
+    """Capex, opex (before the jobs' own energy) and rated power of n nodes, written out line by line."""
     s = topology.summarize(pricing.fabric_request(system.candidate, CATALOG, n, FACILITY))
-    uc, R = system.costs, system.shape.rails
+    uc, R, e = system.costs, system.shape.rails, ECON
+    years = e.horizon_s / SECONDS_PER_YEAR
     switches = s.leaves + s.spines + s.cores
     racks = math.ceil(n / uc.servers_per_rack + switches * uc.switch_ru / uc.rack_units - 1e-9)
     sx = s.spine_core_links if s.tiers == 3 else 0
-    equipment = (uc.node_usd * n + uc.node_link_usd * R * n + uc.switch_usd * switches
-                 + uc.leaf_spine_link_usd * s.leaf_spine_links + uc.spine_core_link_usd * sx + uc.rack_usd * racks)
-    power = (uc.node_w * n + uc.node_link_w * R * n + uc.switch_w * switches
-             + uc.leaf_spine_link_w * s.leaf_spine_links + uc.spine_core_link_w * sx)
-    return equipment, power
+    links = uc.node_link_usd * R * n + uc.leaf_spine_link_usd * s.leaf_spine_links + uc.spine_core_link_usd * sx
+    links_w = uc.node_link_w * R * n + uc.leaf_spine_link_w * s.leaf_spine_links + uc.spine_core_link_w * sx
+    a = e.installation_fraction
+    capex = (uc.node_usd * n * (1 + a + uc.node_spares) + links * (1 + a + uc.link_spares)
+             + uc.switch_usd * switches * (1 + a + uc.switch_spares) + uc.rack_usd * racks * (1 + a))
+    support = years * (uc.node_usd * n * uc.node_support + uc.switch_usd * switches * uc.switch_support)
+    residual = e.residual_fraction * (uc.node_usd * n + links + uc.switch_usd * switches)
+    rated = uc.node_w * n + links_w + uc.switch_w * switches
+    idle = uc.node_w * e.idle_power_fraction * n + links_w + uc.switch_w * switches
+    opex = (support - residual + rated * e.facility_usd_per_w_s * e.horizon_s
+            + idle * e.horizon_s * e.pue * e.electricity_usd_per_j)
+    return capex, opex, rated
+
+
+def _busy_usd(system: OnPremSystem, o: Option) -> float:
+    e, uc = ECON, system.costs
+    extra_w = uc.node_w * (e.training_power_fraction - e.idle_power_fraction)
+    return extra_w * o.utilization * o.gpus / system.candidate.gpus_per_node * o.time_s * e.pue * e.electricity_usd_per_j
 
 
 def _oracle(p: Problem) -> float | None:
-    years = p.economics.horizon_s / SECONDS_PER_YEAR
     best = None
-    e = p.economics
     choices = [None, *p.onprem]
     for system in choices:
         sizes = [0] if system is None else range(1, system.shape.max_nodes + 1)
@@ -78,14 +95,13 @@ def _oracle(p: Problem) -> float | None:
                 capex = 0.0
                 power = 0.0
             else:
-                equipment, power = _equipment_and_power(system, n)
-                capex = (1 + e.installation_fraction) * equipment
-                fixed = capex + e.maintenance_fraction_per_year * years * equipment + power * e.pue * e.electricity_usd_per_j * e.horizon_s
+                capex, opex, power = _capex_opex_power(system, n)
+                fixed = capex + opex
             per_w = []
             for w in p.workloads:
                 opts = []
                 if system is not None:
-                    opts += [("onprem", o, 0.0) for o in p.options.get((w, system.key), ())]
+                    opts += [("onprem", o, _busy_usd(system, o)) for o in p.options.get((w, system.key), ())]
                 for c in p.cloud:
                     gpn = c.candidate.gpus_per_node
                     opts += [("cloud", o, o.gpus / gpn * o.time_s * c.usd_per_node_s) for o in p.options.get((w, c.key), ())]
@@ -104,8 +120,8 @@ def _oracle(p: Problem) -> float | None:
                         ok = False
                 if not ok:
                     continue
-                cloud = sum(c for _, _, c in combo)
-                total = fixed + cloud
+                usage = sum(c for _, _, c in combo)  # the cloud bills and the on-prem jobs' energy
+                total = fixed + usage
                 if p.limits.total_usd is not None and total > p.limits.total_usd:
                     continue
                 if p.limits.capex_usd is not None and capex > p.limits.capex_usd:

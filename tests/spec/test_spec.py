@@ -261,7 +261,8 @@ def test_schema_lists_the_top_level_keys():
     schema = spec.spec_json_schema()
     json.dumps(schema)
     assert set(schema["properties"]) == {"version", "name", "objective", "horizon", "budget", "workloads",
-                                         "constraints", "facility", "catalogs", "system", "software"}
+                                         "constraints", "facility", "catalogs", "system", "software", "storage",
+                                         "licences", "inventory"}
     assert set(schema["required"]) == {"version", "name", "workloads"}
     assert schema["additionalProperties"] is False
 
