@@ -280,7 +280,7 @@ def price_counts(lines: Iterable[BomLine]) -> PriceCounts:
     ordered = sort_lines(lines)
     bases: dict[str, int] = {}
     for line in ordered:
-        if line.priced and line.price_basis != "owned":
+        if line.priced and line.price_basis != "owned" and line.category != "service":
             key = line.price_basis or "unstated"
             bases[key] = bases.get(key, 0) + 1
     return PriceCounts(

@@ -198,10 +198,18 @@ class FacilityAssumptions:
     rack_power_kw: float  # power budget of one rack
     rack_units: int  # usable units of one rack
     installation_fraction: float  # of equipment capex, once
-    maintenance_fraction_per_year: float  # of equipment capex, every year
+    maintenance_fraction_per_year: float | None  # flat support share per year; None: support by vendor
     from_spec: tuple[str, ...]  # spec `facility:` keys that replaced the catalog's figures
     source: str  # the catalog entry's source
     as_of: str
+    space: str = "colocation"  # colocation | owned
+    colocation_usd_per_kw_month: float = 0.0
+    build_usd_per_mw: float = 0.0  # owned space: construction per MW of IT load
+    build_life_years: float = 0.0
+    training_power_fraction: float = 1.0  # server draw training at full utilization / rated
+    idle_power_fraction: float = 1.0
+    useful_life_years: float = 0.0  # hardware book life (residual value)
+    spares: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,6 +54,9 @@ def annotate(lines: Iterable[BomLine], catalog: Catalog, facility: Facility) -> 
         if line.category == "cloud" or line.price_basis == "owned":
             out.append(line)
             continue
+        if line.category == "service":  # a share of the equipment: the estimate is the facility's
+            out.append(replace(line, as_of=facility.provenance.as_of, estimate=True))
+            continue
         entry = _entry(catalog, line)
         prov = entry.provenance if entry is not None else facility.provenance
         out.append(replace(line, price_basis=line.price_basis or prov.price_basis, as_of=line.as_of or prov.as_of,
@@ -265,17 +268,25 @@ def _opex_lines(purchased: list[BomLine], catalog: Catalog, facility: Facility, 
                      f"{e.horizon_s / rates.SECONDS_PER_MONTH:.4g} months (colocation)")
         if e.facility_capex:
             capex["facility"] = capex.get("facility", 0.0) + space
-            out.append(CostLine("facility", "capex", space, basis, fac.source, fac.as_of, fac.estimate))
+            # The build cost is a published average; its life is assumed.
+            out.append(CostLine("facility", "capex", space, basis, fac.source, fac.as_of, True))
         else:
             opex["facility"] = space
-            out.append(CostLine("facility", "opex", space, basis, fac.source, fac.as_of, fac.estimate))
+            # A published asking rate (CBRE) or the spec's own figure.
+            out.append(CostLine("facility", "opex", space, basis, fac.source, fac.as_of, False))
     # Support: each vendor's share of its parts' price (owned parts at their catalog price).
     by_vendor: dict[str, list[float]] = {}
+    # An owned unit is supported at the price it would have on the BOM (a server's parts split as bought).
+    split = ({l.category: l.unit_price_usd or 0.0 for l in pricing.server_lines(catalog, server, 1)}
+             if srv is not None else {})
     for l in purchased:
         if l.category not in _SUPPORTED:
             continue
         entry = _entry(catalog, l)
-        price = l.unit_price_usd if l.price_basis != "owned" else (getattr(entry, "price_usd", None) or 0.0)
+        price = l.unit_price_usd
+        if l.price_basis == "owned":
+            price = (split.get(l.category, 0.0) if l.category in _NODE_PARTS and l.role == "compute"
+                     else (getattr(entry, "price_usd", None) or 0.0))
         vendor = (srv.vendor if (l.category in ("gpu", "nic") and l.role == "compute" and srv is not None)
                   else getattr(entry, "vendor", ""))
         rate = support_fraction(catalog, facility, vendor)

@@ -58,12 +58,29 @@ def facility_assumptions(spec: Spec, facility: Facility) -> FacilityAssumptions:
     f = spec.facility
     overridden = tuple(key for key, value in (("electricity", f.electricity_usd_per_j), ("pue", f.pue),
                                               ("rack_power", f.rack_power_w)) if value is not None)
+    overridden += tuple(sorted(key for key, attr in _FACILITY_KEYS.items() if attr in f.overrides))
     return FacilityAssumptions(
         name=facility.name, electricity_usd_per_kwh=facility.electricity_usd_per_j * JOULES_PER_KWH,
         pue=facility.pue, rack_power_kw=facility.rack_power_w / 1e3, rack_units=facility.rack_units,
         installation_fraction=facility.installation_fraction,
         maintenance_fraction_per_year=facility.maintenance_fraction_per_year, from_spec=overridden,
-        source=facility.provenance.source, as_of=facility.provenance.as_of)
+        source=facility.provenance.source, as_of=facility.provenance.as_of, space=facility.space,
+        colocation_usd_per_kw_month=facility.colocation_usd_per_w_s * 1e3 * SECONDS_PER_YEAR / 12,
+        build_usd_per_mw=facility.build_usd_per_w * 1e6, build_life_years=facility.build_life_s / SECONDS_PER_YEAR,
+        training_power_fraction=facility.training_power_fraction, idle_power_fraction=facility.idle_power_fraction,
+        useful_life_years=facility.useful_life_s / SECONDS_PER_YEAR, spares=facility.spares)
+
+
+# Facility keys a spec may override besides electricity, PUE and rack power -> the attribute they set.
+_FACILITY_KEYS = {
+    "rack_units": "rack_units", "rack_price": "rack_price_usd", "installation_fraction": "installation_fraction",
+    "maintenance_fraction_per_year": "maintenance_fraction_per_year", "space": "space",
+    "colocation_price": "colocation_usd_per_w_s", "build_cost": "build_usd_per_w", "build_life": "build_life_s",
+    "training_power_fraction": "training_power_fraction", "idle_power_fraction": "idle_power_fraction",
+    "useful_life": "useful_life_s", "spares": "spares", "storage_bytes_per_token": "storage_bytes_per_token",
+    "storage_checkpoints_kept": "storage_checkpoints_kept", "storage_read_per_node": "storage_read_Bps_per_node",
+    "storage_write_per_node": "storage_write_Bps_per_node",
+}
 
 
 def price_solution(ws: Workspace, sol: Solution) -> tuple[list, CostBreakdown, object, dict[str, float]]:

@@ -26,8 +26,14 @@ PLAIN_SOURCE_WIDTH = 60
 
 
 def _unit_price(line: bom.BomLine) -> str:
-    # Cloud lines count instance-hours, so their unit price is per hour.
+    # Cloud lines count instance-hours, so their unit price is per hour. No price is never "$0.00".
+    if line.unit_price_usd is None:
+        return "unpriced"
     return f.usd(line.unit_price_usd) + ("/h" if line.category == "cloud" else "")
+
+
+def _total(line: bom.BomLine) -> str:
+    return "unpriced" if line.unit_price_usd is None else f.usd(bom.line_total_usd(line))
 
 
 def _source(text: str, fmt: str) -> str:
@@ -48,15 +54,18 @@ def _bom_table(design: Design, fmt: str) -> str:
     for category, lines in bom.group_by_category(design.bom):
         for line in lines:
             rows.append([line.category, line.sku, line.description, line.role, f.qty(line.quantity),
-                         _unit_price(line), f.usd(bom.line_total_usd(line)), _source(line.source, fmt)])
+                         _unit_price(line), _total(line), _source(line.source, fmt)])
         rows.append([f.bold(f"{category} subtotal", fmt), *blank, f.bold(f.usd(totals.by_category[category]), fmt), ""])
     if totals.cloud_usd and totals.capex_usd:
         rows.append([f.bold("purchased (capex)", fmt), *blank, f.bold(f.usd(totals.capex_usd), fmt), ""])
         rows.append([f.bold("rented (cloud)", fmt), *blank, f.bold(f.usd(totals.cloud_usd), fmt), ""])
     rows.append([f.bold("total", fmt), *blank, f.bold(f.usd(totals.total_usd), fmt), ""])
     body = f.table(rows, _HEADERS, fmt, _ALIGN)
-    foot = (f"{totals.lines} lines; IT power {f.num(totals.power_w / 1e3)} kW before PUE; "
+    counts = bom.price_counts(design.bom)
+    foot = (f"{totals.lines} lines ({bom.price_footer(counts)}); IT power {f.num(totals.power_w / 1e3)} kW before PUE; "
             f"prices from catalogs {design.catalog_digest[:12] or '(no digest)'}")
+    if counts.unpriced:
+        foot += f"\nThe totals leave out the {counts.unpriced} unpriced line{'s' if counts.unpriced != 1 else ''}."
     return _title(design, "Bill of materials", fmt) + body + "\n\n" + foot + "\n"
 
 
@@ -86,6 +95,7 @@ def render_bom(design: Design, fmt: str = "github") -> str:
     lines = bom.sort_lines(design.bom)
     if fmt == "json":
         totals = bom.bom_totals(lines)
+        counts = bom.price_counts(lines)
         doc = {
             "items": [bom.line_to_json(line) for line in lines],
             "totals": {
@@ -95,6 +105,10 @@ def render_bom(design: Design, fmt: str = "github") -> str:
                 "total_usd": totals.total_usd,
                 "lines": totals.lines,
                 "by_category": dict(totals.by_category),
+                "estimated_lines": counts.estimated,
+                "unpriced_lines": counts.unpriced,
+                "owned_lines": counts.owned,
+                "price_bases": dict(counts.bases),
             },
         }
         return jsondoc.dumps(doc)
@@ -102,8 +116,10 @@ def render_bom(design: Design, fmt: str = "github") -> str:
         rows = []
         for line in lines:
             item = bom.line_to_json(line)
+            unpriced = line.unit_price_usd is None
             rows.append([item["category"], item["sku"], item["description"], item["role"], item["quantity"],
-                         bom.money_text(line.unit_price_usd), bom.money_text(item["total_usd"]),
+                         "" if unpriced else bom.money_text(line.unit_price_usd),
+                         "" if unpriced else bom.money_text(item["total_usd"]),
                          item["unit_power_w"], item["power_w"], item["source"]])
         return _csv(CSV_COLUMNS, rows)
     return _bom_table(design, fmt)

@@ -81,12 +81,23 @@ def _system(design: Design, fmt: str) -> str:
 
 def _cost(design: Design, fmt: str) -> str:
     c = design.cost
-    capex = f.usd(c.capex_usd) + (f" (installation {f.usd(c.installation_usd)})" if c.installation_usd else "")
-    opex = f.usd(c.opex_usd)
-    if c.power_usd or c.maintenance_usd:
-        opex += f" (power {f.usd(c.power_usd)}, maintenance {f.usd(c.maintenance_usd)})"
-    rows = [("capex", capex), ("opex", opex), ("cloud", f.usd(c.cloud_usd)), ("total", f.bold(f.usd(c.total_usd), fmt))]
-    return _heading(f"Cost over {f.num(design.horizon_days)} days", fmt) + key_values(rows, fmt)
+    head = _heading(f"Cost over {f.num(design.horizon_days)} days", fmt)
+    gap = "\n\n" if f.is_markdown(fmt) else "\n"
+    body = ""
+    if c.lines:
+        rows = [[l.kind, l.name, f.usd(-l.amount_usd if l.kind == "residual" else l.amount_usd),
+                 l.basis + (" (estimate)" if l.estimate else "")] for l in c.lines]
+        body = f.table(rows, ("kind", "line", "amount", "how"), _tfmt(fmt), "llrl") + gap
+    rows = [("capex", f.usd(c.capex_usd)), ("opex", f.usd(c.opex_usd))]
+    if c.residual_usd:
+        rows.append(("residual", f"{f.usd(-c.residual_usd)} (value of the bought hardware at the horizon)"))
+    rows += [("cloud", f.usd(c.cloud_usd)), ("total", f.bold(f.usd(c.total_usd), fmt))]
+    counts = bom.price_counts(design.bom)
+    rows.append(("prices", bom.price_footer(counts)))
+    assumed = [l.name for l in c.lines if l.estimate and l.kind != "cloud"]
+    if assumed:
+        rows.append(("estimated lines", ", ".join(dict.fromkeys(assumed))))
+    return head + body + key_values(rows, fmt)
 
 
 def _plan(w: WorkloadResult) -> str:
@@ -122,7 +133,8 @@ def _top_bom(design: Design, fmt: str) -> str:
     rows = [[l.category, l.sku, l.role, f.qty(l.quantity), f.usd(bom.line_total_usd(l)),
              f.pct(bom.line_total_usd(l) / total if total else None)] for l in top]
     body = f.table(rows, ("category", "SKU", "role", "quantity", "total", "share"), _tfmt(fmt), "lllrrr")
-    note = f"{len(top)} costliest of {len(lines)} lines; BOM total {f.usd(total)}"
+    note = (f"{len(top)} costliest of {len(lines)} lines; BOM total {f.usd(total)}; "
+            f"{bom.price_footer(bom.price_counts(lines))}")
     gap = "\n\n" if f.is_markdown(fmt) else "\n"
     return _heading("Bill of materials (costliest lines)", fmt) + body + gap + note
 

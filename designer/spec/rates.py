@@ -92,7 +92,12 @@ def parse_yearly_fraction(value: object) -> float:
         if len(parts) == 2:
             if not re.fullmatch(r"(?:y|yr|year|a)", parts[1].strip(), re.IGNORECASE):
                 raise UnitError(f"cannot read {value!r} as a share per year; write it like '8%/year'")
-            value = parts[0]
+            value = parts[0].strip()
+            if not value.endswith("%"):
+                try:
+                    value = float(value)
+                except ValueError:
+                    raise UnitError(f"cannot read {value!r} as a share; write it like '8%/year'") from None
     return units.parse_fraction(value)
 
 

@@ -78,15 +78,18 @@ def with_change(spec: Spec, catalog: Catalog, variable: str, change: float) -> t
         catalog = replace(
             catalog,
             gpus=_scaled(catalog.gpus, lambda g: g if g.price_usd is None else replace(g, price_usd=g.price_usd * f)),
-            servers=_scaled(catalog.servers, lambda s: replace(
+            servers=_scaled(catalog.servers, lambda s: s if s.price_usd is None else replace(
                 s, price_usd=s.price_usd + s.gpus * gpu_usd.get(s.gpu, 0.0) * change)))
     elif variable == "server_price":
         def rest(s):
+            if s.price_usd is None:  # unpriced stays unpriced
+                return s
             base = s.price_usd - s.gpus * gpu_usd.get(s.gpu, 0.0)
             return replace(s, price_usd=s.price_usd + (base if base > 0 else s.price_usd) * change)
         catalog = replace(catalog, servers=_scaled(catalog.servers, rest))
     elif variable == "switch_price":
-        catalog = replace(catalog, switches=_scaled(catalog.switches, lambda s: replace(s, price_usd=s.price_usd * f)))
+        catalog = replace(catalog, switches=_scaled(catalog.switches, lambda s: s if s.price_usd is None
+                                                    else replace(s, price_usd=s.price_usd * f)))
     elif variable == "optics_price":
         catalog = replace(
             catalog,
@@ -95,11 +98,9 @@ def with_change(spec: Spec, catalog: Catalog, variable: str, change: float) -> t
                            else replace(c, price_usd=c.price_usd * f)))
     elif variable == "cloud_price":
         def rent(i):
-            return replace(i, price_on_demand_usd_per_s=i.price_on_demand_usd_per_s * f,
-                           price_reserved_1y_usd_per_s=None if i.price_reserved_1y_usd_per_s is None
-                           else i.price_reserved_1y_usd_per_s * f,
-                           price_reserved_3y_usd_per_s=None if i.price_reserved_3y_usd_per_s is None
-                           else i.price_reserved_3y_usd_per_s * f)
+            prices = ("price_on_demand_usd_per_s", "price_reserved_1y_usd_per_s", "price_reserved_3y_usd_per_s",
+                      "price_capacity_block_usd_per_s")
+            return replace(i, **{p: None if getattr(i, p) is None else getattr(i, p) * f for p in prices})
         catalog = replace(catalog, clouds=_scaled(catalog.clouds, rent))
     elif variable == "electricity":
         price = facility_for(spec, catalog).electricity_usd_per_j * f

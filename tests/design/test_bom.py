@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from designer.design import bom
-from designer.design import Design
+from designer.design import Design, dump_design, parse_design
 from designer.errors import InputError
 from designer.report import render_bom, render_bom_by_rack
 
@@ -207,3 +207,35 @@ def test_rack_renderers(design: Design) -> None:
 def test_unknown_format_is_an_input_error(design: Design) -> None:
     with pytest.raises(InputError, match="unknown BOM format 'xlsx'; expected one of: github, markdown, plain, csv"):
         render_bom(design, "xlsx")
+
+
+# ---------------------------------------------------------------- price basis, estimates, unpriced
+
+
+def test_an_unpriced_line_is_counted_never_zero(design: Design) -> None:
+    unpriced = bom.BomLine("switch", "lab-tor", "lab switch", "leaf", 2.0, None, 350.0, "own", "", "", False)
+    estimated = dataclasses.replace(design.bom[0], estimate=True, price_basis="street")
+    d = dataclasses.replace(design, bom=(estimated, *design.bom[1:], unpriced))
+    counts = bom.price_counts(d.bom)
+    assert (counts.unpriced, counts.estimated) == (1, 1)
+    assert bom.price_footer(counts).startswith("1 line estimated, 1 unpriced")
+    doc = json.loads(render_bom(d, "json"))
+    (item,) = [i for i in doc["items"] if i["sku"] == "lab-tor"]
+    assert item["unit_price_usd"] is None and item["total_usd"] is None and item["unpriced"] is True
+    assert doc["totals"]["unpriced_lines"] == 1 and doc["totals"]["capex_usd"] == CAPEX
+    table = render_bom(d, "github")
+    assert "unpriced" in table and "1 unpriced" in table and "leave out the 1 unpriced line" in table
+    rows = list(csv.DictReader(io.StringIO(render_bom(d, "csv"))))
+    assert [r["total_usd"] for r in rows if r["sku"] == "lab-tor"] == [""]
+    # The design file writes no price for it, and reads it back as unpriced.
+    text = dump_design(d)
+    assert "unit_price_usd: null" in text and "total_usd: null" in text
+    assert parse_design(text).bom == bom.sort_lines(d.bom)
+
+
+def test_mixed_price_bases_are_named() -> None:
+    a = bom.BomLine("server", "s", "", "compute", 1.0, 1.0, 0.0, "", "street")
+    b = bom.BomLine("switch", "w", "", "leaf", 1.0, 1.0, 0.0, "", "volume")
+    c = bom.BomLine("switch", "o", "", "leaf", 1.0, 0.0, 0.0, "", "owned")
+    text = bom.price_footer(bom.price_counts([a, b, c]))
+    assert text == "0 lines estimated, 0 unpriced, 1 owned (sunk), bases: 1 street, 1 volume"

@@ -13,9 +13,12 @@ from pathlib import Path
 import pytest
 
 from designer import planner
+from designer.catalog import load_builtin
 from designer.errors import InfeasibleError
 from designer.planner.inputs import load_inputs
 from tiny_spec import TINY
+
+CATALOG = load_builtin()
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = (ROOT / "examples" / "pretrain-large.yaml").read_text()
@@ -62,13 +65,23 @@ def test_the_suggested_budget_buys_a_design_that_fits_it(tmp_path, free):
 
 def test_the_design_records_the_facility_it_was_priced_for(free):
     """The pre-training example sets electricity $0.078/kWh, PUE 1.25 and 40 kW racks; its power
-    bill is the IT power at that PUE and price over the horizon (3 years)."""
+    bill is the energy at that PUE and price over the horizon (3 years): servers idle at the
+    facility's idle share of their rating, plus (training - idle) x utilization while the job runs
+    (the linear server power model), the network and storage at their rating around the clock."""
     f = free.facility
     assert (f.electricity_usd_per_kwh, f.pue, f.rack_power_kw) == pytest.approx((0.078, 1.25, 40.0))
     assert f.from_spec == ("electricity", "pue", "rack_power")
     assert f.source and f.as_of
-    kwh = free.system.power_kw * f.pue * free.horizon_days * 24
-    assert free.cost.power_usd == pytest.approx(kwh * f.electricity_usd_per_kwh, rel=1e-9)
+    server = CATALOG.servers[free.system.server]
+    nodes, hours = free.system.nodes, free.horizon_days * 24
+    idle_kw, train_kw = server.power_w * f.idle_power_fraction / 1e3, server.power_w * f.training_power_fraction / 1e3
+    rest_kw = free.system.power_kw - nodes * server.power_w / 1e3
+    (w,) = free.workloads
+    busy_kwh = (train_kw - idle_kw) * w.utilization * w.gpus / server.gpus * w.time_to_train_days * 24
+    kwh = (idle_kw * nodes + rest_kw) * hours + busy_kwh
+    assert free.cost.power_usd == pytest.approx(kwh * f.pue * f.electricity_usd_per_kwh, rel=1e-6)
+    # Below the old bill at nameplate around the clock, above the idle floor.
+    assert idle_kw * nodes * hours < kwh < free.system.power_kw * hours
 
 
 def test_a_facility_the_spec_leaves_alone_is_the_catalogs(tmp_path):

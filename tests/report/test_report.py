@@ -29,7 +29,9 @@ def test_summary_table(design: Design) -> None:
     assert "  servers     128 x dgx-h100 (1,024 x h100-sxm GPUs)" in lines
     assert "  fabric      infiniband, rail_optimized, 2 switch tiers, oversubscription 1:1" in lines
     cost = _section(text, "Cost over 1,095 days")
-    assert "  capex  $43,890,800.00" in cost and "  total  $47,687,431.65" in cost
+    rows = {l.split()[0]: l.split()[1:] for l in cost.splitlines()}
+    assert rows["capex"] == ["$43,890,800.00"] and rows["total"] == ["$47,687,431.65"]
+    assert rows["prices"] == ["0", "lines", "estimated,", "0", "unpriced"]
     (row,) = _section(text, "Workloads").splitlines()[2:]
     # 86% utilization against the 80% minimum; 168.9 of 170 days.
     assert row.split() == ["llama3-70b", "1,024", "tp8", "pp4", "dp32", "8.15983", "s", "86.0%", "(min", "80.0%)",
@@ -38,7 +40,7 @@ def test_summary_table(design: Design) -> None:
     assert [l.split()[1] for l in top[2:7]] == ["dgx-h100", "osfp-800g-2xsr4", "nvidia-qm9700", "nvidia-qm9700",
                                                 "osfp-800g-2xsr4"]
     assert top[2].split()[-1] == "90.4%"  # 39.68M of 43.89M
-    assert top[-1] == "5 costliest of 9 lines; BOM total $43,890,800.00"
+    assert top[-1] == "5 costliest of 9 lines; BOM total $43,890,800.00; 0 lines estimated, 0 unpriced"
     alts = _section(text, "Alternatives").splitlines()[2:]
     assert alts[1].startswith("fabric=roce ") and "+$5,547,005.29" in alts[1]
     assert re.split(r"\s{2,}", alts[2].strip()) == [

@@ -140,8 +140,9 @@ def test_optics_cloud_switch_prices(catalog):
     assert all(math.isclose(optics.transceivers[n].price_usd, t.price_usd * 2) for n, t in catalog.transceivers.items())
     _, cloud = study.with_change(stub, catalog, "cloud_price", -0.5)
     for name, inst in catalog.clouds.items():
-        assert math.isclose(cloud.clouds[name].price_on_demand_usd_per_s, inst.price_on_demand_usd_per_s / 2)
-        assert (cloud.clouds[name].price_reserved_1y_usd_per_s is None) == (inst.price_reserved_1y_usd_per_s is None)
+        for model in ("on_demand", "reserved_1y", "reserved_3y", "capacity_block"):
+            old, new = inst.price_usd_per_s(model), cloud.clouds[name].price_usd_per_s(model)
+            assert (new is None) == (old is None) and (old is None or math.isclose(new, old / 2))
     _, switches = study.with_change(stub, catalog, "switch_price", 0.1)
     assert all(math.isclose(switches.switches[n].price_usd, s.price_usd * 1.1) for n, s in catalog.switches.items())
 

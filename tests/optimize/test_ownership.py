@@ -1,0 +1,134 @@
+"""The cost of owning an on-prem system: the lines of the model, checked in closed form and end to end.
+
+Sources of the defaults are in catalogs/facility.yaml and catalogs/support.yaml; the checks here
+recompute each line from the design's own figures, by a formula written out independently.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from designer import planner
+from designer.catalog import load_builtin
+from designer.errors import SpecError
+from designer.optimize import ownership
+from designer.optimize.problem import Economics
+from designer.planner.inputs import load_inputs
+
+CATALOG = load_builtin()
+YEAR = 365 * 86400.0
+PINNED = """\
+version: 1
+name: owned
+horizon: 3 years
+workloads:
+  - name: llama3-70b
+    model: {{preset: llama3-70b}}
+    tokens: 1T
+    global_batch: 1024
+    gpus: 256
+    deadline: 60 days
+    checkpoint_interval: 2 h
+constraints:
+  deployments: [on_prem]
+system: {{server: dgx-h100, switch: nvidia-qm9700, nodes: 32, fabric: infiniband, topology: rail_optimized}}
+{extra}"""
+
+
+def _design(tmp_path: Path, extra: str = "", name: str = "s"):
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(PINNED.format(extra=extra))
+    spec, catalog = load_inputs(path)
+    return planner.plan(spec, catalog)
+
+
+def test_residual_value_is_book_value():
+    assert ownership.residual_fraction(5 * YEAR, 3 * YEAR) == pytest.approx(0.4)
+    assert ownership.residual_fraction(5 * YEAR, 6 * YEAR) == 0.0
+    assert ownership.residual_fraction(0.0, 3 * YEAR) == 0.0
+
+
+def test_power_follows_the_linear_server_model():
+    e = Economics(horizon_s=YEAR, pue=1.2, electricity_usd_per_j=0.1 / 3.6e6, installation_fraction=0.0,
+                  maintenance_fraction_per_year=0.0, training_power_fraction=0.82, idle_power_fraction=0.2)
+    draw = ownership.node_draw_w(10_200.0, None, None, e)
+    assert draw == pytest.approx((8_364.0, 2_040.0))
+    # Measured draw wins over the fractions; idle never above training.
+    assert ownership.node_draw_w(10_200.0, 8_400.0, 9_000.0, e) == (8_400.0, 8_400.0)
+    # A job at 50% utilization for one node-hour adds half the training-over-idle draw for an hour.
+    assert ownership.busy_energy_j(draw, 3600.0, 0.5) == pytest.approx((8_364 - 2_040) * 0.5 * 3600)
+    assert ownership.energy_usd(e, 3.6e6) == pytest.approx(0.12)
+
+
+def test_every_line_of_a_pinned_dgx_cluster(tmp_path):
+    d = _design(tmp_path)
+    c = d.cost
+    by = {l.name: l for l in c.lines}
+    assert {"server", "gpu", "nic", "switch", "storage", "installation", "spares", "power", "facility", "support",
+            "residual"} <= set(by)
+    years = 3.0
+    bought = {k: v for k, v in c.capex_by_category.items() if k not in ("installation", "spares")}
+    equipment = sum(bought.values())
+    assert c.capex_by_category["installation"] == pytest.approx(0.05 * equipment, abs=0.01)
+    # Support: NVIDIA's 10%/yr on the DGX (GPUs and NICs in it) and the switches, DDN's on storage.
+    nvidia = sum(bought[k] for k in ("server", "gpu", "nic", "switch"))
+    assert c.opex_by_category["support"] == pytest.approx(0.10 * years * (nvidia + bought["storage"]), rel=1e-9)
+    # Residual: 40% (3 of 5 years) of the bought hardware, racks excluded.
+    hardware = equipment - bought["rack"]
+    assert c.residual_usd == pytest.approx(0.4 * hardware, rel=1e-9)
+    # Colocation on the rated power: $194.95 per kW-month for 36 months.
+    assert c.opex_by_category["facility"] == pytest.approx(d.system.power_kw * 194.95 * 36, rel=1e-9)
+    assert c.total_usd == pytest.approx(c.capex_usd + c.opex_usd - c.residual_usd, abs=0.01)
+
+
+def test_storage_is_sized_by_the_checkpoint_writes(tmp_path):
+    d = _design(tmp_path)
+    (storage,) = [l for l in d.bom if l.category == "storage"]
+    unit = CATALOG.storage[storage.sku]
+    # The performance model writes checkpoints at 4 GB/s per node (DGX SuperPOD 'Better' single-node
+    # write): 32 nodes need 128 GB/s, two 80 GB/s blocks.
+    assert storage.quantity == 2 == -(-32 * 4e9 // unit.write_Bps)
+    off = _design(tmp_path, "storage: {enabled: false}\n", "off")
+    assert not [l for l in off.bom if l.category == "storage"]
+    fixed = _design(tmp_path, "storage: {capacity: 2 PB}\n", "fixed")
+    (line,) = [l for l in fixed.bom if l.category == "storage"]
+    assert line.quantity == 4  # 2 PB over 590 TB usable per block
+
+
+def test_owned_servers_are_sunk_and_used_first(tmp_path):
+    base = _design(tmp_path)
+    owned = _design(tmp_path, "inventory: [{name: dgx-h100, count: 20}]\n", "owned")
+    lines = [l for l in owned.bom if l.price_basis == "owned"]
+    assert {l.category for l in lines} == {"server", "gpu", "nic"}
+    assert sum(l.quantity for l in lines if l.category == "server") == 20
+    assert all(l.unit_price_usd == 0.0 for l in lines)
+    node = CATALOG.servers["dgx-h100"].price_usd
+    # 20 servers not bought: their price, installation and spares (5% + 2%) and residual (40%) go.
+    saved_capex = 20 * node * 1.07
+    assert base.cost.capex_usd - owned.cost.capex_usd == pytest.approx(saved_capex, rel=1e-9)
+    assert base.cost.residual_usd - owned.cost.residual_usd == pytest.approx(0.4 * 20 * node, rel=1e-9)
+    # Owned hardware is still supported and powered.
+    assert owned.cost.opex_by_category["support"] == pytest.approx(base.cost.opex_by_category["support"])
+    assert owned.cost.power_usd == pytest.approx(base.cost.power_usd)
+
+
+def test_an_unknown_inventory_entry_is_located(tmp_path):
+    with pytest.raises(SpecError) as err:
+        _design(tmp_path, "inventory: [{name: dgx-h1000, count: 2}]\n", "bad")
+    assert "dgx-h1000" in err.value.message and "did you mean 'dgx-h100'" in err.value.message
+    assert err.value.location.path == "inventory[0].name"
+
+
+def test_licences_are_charged_per_gpu_year(tmp_path):
+    d = _design(tmp_path, "licences: [nvidia-ai-enterprise]\n", "lic")
+    assert d.cost.opex_by_category["licences"] == pytest.approx(4500 * 256 * 3, rel=1e-9)
+
+
+def test_owned_space_amortises_the_build(tmp_path):
+    d = _design(tmp_path, "facility: {space: owned}\n", "build")
+    # $11.7M per MW (Cushman & Wakefield 2025) over a 15-year life: 3/15 of it.
+    assert d.cost.capex_by_category["facility"] == pytest.approx(d.system.power_kw / 1e3 * 11.7e6 * 3 / 15,
+                                                                  rel=1e-9)
+    assert "facility" not in d.cost.opex_by_category
