@@ -102,12 +102,15 @@ def facility_for(spec: Spec, catalog: Catalog) -> Facility:
     """The catalog's default facility with the spec's overrides applied (every key the spec gives)."""
     base = catalog.facilities.get("default") or next(iter(catalog.facilities.values()))
     f = spec.facility
+    overrides = dict(f.overrides)
+    if "spares" in overrides:  # categories the spec does not name keep the catalog's share
+        overrides["spares"] = MappingProxyType(dict(sorted({**base.spares, **overrides["spares"]}.items())))
     return replace(
         base,
         electricity_usd_per_j=f.electricity_usd_per_j if f.electricity_usd_per_j is not None else base.electricity_usd_per_j,
         pue=f.pue if f.pue is not None else base.pue,
         rack_power_w=f.rack_power_w if f.rack_power_w is not None else base.rack_power_w,
-        **dict(f.overrides),
+        **overrides,
     )
 
 

@@ -40,8 +40,11 @@ def _json_value(value: Any) -> Any:
         return value.value
     if isinstance(value, frozenset):
         return sorted(_json_value(v) for v in value)
-    if isinstance(value, Mapping):  # a switch's breakout: rate_Bps -> logical ports
+    if isinstance(value, Mapping) and all(isinstance(k, float) for k in value):
+        # a switch's breakout: rate_Bps -> logical ports
         return [{"rate_Bps": rate, "ports": count} for rate, count in value.items()]
+    if isinstance(value, Mapping):  # a facility's spares: BOM category -> fraction
+        return dict(value)
     return value
 
 
@@ -100,18 +103,33 @@ def entry_specs(kind: str, e: Any) -> str:
     if kind == "fabric":
         return (f"host {units.format_duration(e.host_latency_s)}, efficiency {e.efficiency:.0%}"
                 f"{', in-network reduction' if e.in_network_reduction else ''}{', lossless' if e.lossless else ''}")
+    if kind == "support":
+        return f"{e.fraction_per_year:.1%} of the purchase price per year"
+    if kind == "licence":
+        return e.description
+    if kind == "storage":
+        return (f"read {bw(e.read_Bps, bits=False)}, write {bw(e.write_Bps, bits=False)}, "
+                f"{units.format_data_size(e.capacity_bytes)}, {units.format_power(e.power_w)}, {e.rack_units}U")
+    space = (f"colocation {rates.format_capacity_price(e.colocation_usd_per_w_s)}" if e.space == "colocation"
+             else f"owned {rates.format_build_price(e.build_usd_per_w)}")
     return (f"{e.electricity_usd_per_j * units.JOULES_PER_KWH:.4g} USD/kWh, PUE {e.pue:g}, "
-            f"{units.format_power(e.rack_power_w)}/rack, {e.rack_units}U")
+            f"{units.format_power(e.rack_power_w)}/rack, {e.rack_units}U, {space}")
 
 
 def entry_price(kind: str, e: Any) -> str:
     """The entry's price for people: money, an hourly rate for clouds, ``-`` where there is none."""
     if kind == "cloud":
+        if e.price_on_demand_usd_per_s is None and e.price_capacity_block_usd_per_s is not None:
+            return _hourly(e.price_capacity_block_usd_per_s) + " (block)"
         return _hourly(e.price_on_demand_usd_per_s)
     if kind == "fabric":
         return "-"
     if kind == "facility":
         return f"{units.format_money(e.rack_price_usd)}/rack"
+    if kind == "support":
+        return f"{e.fraction_per_year:.1%}/yr"
+    if kind == "licence":
+        return f"{units.format_money(e.usd_per_gpu_s * units.SECONDS_PER_YEAR)}/GPU-yr"
     return "-" if e.price_usd is None else units.format_money(e.price_usd)
 
 
@@ -129,11 +147,11 @@ def render_list(catalog: Catalog, kind: str | None = None) -> str:
     for k in _kinds(kind):
         for name, e in catalog.by_kind(k).items():
             prov = e.provenance
-            rows.append([k, name, entry_specs(k, e), entry_price(k, e), prov.as_of,
+            rows.append([k, name, entry_specs(k, e), entry_price(k, e), prov.price_basis or "-", prov.as_of,
                          "yes" if prov.estimate else "", _short(prov.source, _SOURCE_WIDTH)])
     if not rows:
         return f"no {kind or 'catalog'} entries\n"
-    headers = ["kind", "name", "specs", "price", "as_of", "estimate", "source"]
+    headers = ["kind", "name", "specs", "price", "basis", "as_of", "estimate", "source"]
     return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True) + "\n"
 
 
@@ -158,6 +176,14 @@ def _field_text(name: str, value: Any) -> str:
         return ", ".join(_field_text("each" + name[name.find("_"):], v) for v in value) or "-"
     if name == "breakout":
         return _breakout_text(value) or "-"
+    if name == "spares":
+        return ", ".join(f"{k} {v:.1%}" for k, v in value.items()) or "-"
+    if name == "usd_per_gpu_s":
+        return f"{units.format_money(value * units.SECONDS_PER_YEAR)}/GPU-year"
+    if name.endswith("_usd_per_w_s"):
+        return rates.format_capacity_price(value)
+    if name.endswith("_usd_per_w"):
+        return rates.format_build_price(value)
     if name.endswith("_usd_per_s"):
         return _hourly(value)
     if name.endswith("_usd_per_j"):
@@ -185,6 +211,8 @@ def render_entry(kind: str, entry: Any) -> str:
         if attr != "description":
             rows.append([key, _field_text(attr, getattr(entry, attr))])
     prov = entry.provenance
+    if prov.price_basis:
+        rows.append(["price_basis", prov.price_basis])
     rows += [["source", prov.source], ["as_of", prov.as_of], ["estimate", "yes" if prov.estimate else "no"]]
     if prov.note:
         rows.append(["note", prov.note])

@@ -182,7 +182,21 @@ class _Constraints(_Strict):
         examples=["on_demand", ["on_demand", "reserved_1y"]])
 
 
-_SpareCategory = Literal["server", "gpu", "nic", "switch", "transceiver", "cable", "rack", "storage"]
+def _spare(what: str) -> Any:
+    return Field(None, description=f"Spare {what} bought, as a share of those bought.", examples=["2%"])
+
+
+class _Spares(_Strict):
+    """Spare parts bought per BOM category (a server's GPUs and NICs are spared with it)."""
+
+    server: Fraction | None = _spare("servers")
+    gpu: Fraction | None = _spare("GPUs listed apart from their servers")
+    nic: Fraction | None = _spare("NICs listed apart from their servers")
+    switch: Fraction | None = _spare("switches")
+    transceiver: Fraction | None = _spare("optics")
+    cable: Fraction | None = _spare("cables")
+    rack: Fraction | None = _spare("racks")
+    storage: Fraction | None = _spare("file-system building blocks")
 
 
 class _Facility(_Strict):
@@ -212,9 +226,9 @@ class _Facility(_Strict):
                                                  "power.", examples=[0.2])
     useful_life: Duration | None = Field(None, description="Book life of the hardware: its residual value falls "
                                          "linearly to zero over it.", examples=["5 years"])
-    spares: dict[_SpareCategory, Fraction] | None = Field(
-        None, description="Spare parts bought per BOM category, as a share of the parts.",
-        examples=[{"server": "2%", "transceiver": "3%"}])
+    spares: _Spares | None = Field(None, description="Spare parts bought per BOM category, as a share of the "
+                                   "parts; categories not given keep the catalog's share.",
+                                   examples=[{"server": "2%", "transceiver": "3%"}])
     storage_bytes_per_token: DataSize | None = Field(None, gt=0, description="Data-set bytes per training token "
                                                      "kept on the file system.", examples=["4 B"])
     storage_checkpoints_kept: PosInt | None = Field(None, description="Checkpoints kept per workload.",
