@@ -18,10 +18,12 @@ from __future__ import annotations
 
 __all__ = ["BUILTIN_FILES", "builtin_paths", "load_builtin", "load_catalog"]
 
+import dataclasses
 import hashlib
 import re
 from importlib import resources
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Sequence
 
 from designer.catalog.merge import Merge
@@ -94,12 +96,13 @@ def builtin_paths() -> tuple[Path, ...]:
     return tuple(p for p in paths if p.is_file())
 
 
-def _apply_builtins(merge: Merge, digest: Any) -> None:
+def _apply_builtins(merge: Merge, digest: Any, files: dict[str, str]) -> None:
     root = _builtin_root()
     for file_name in BUILTIN_FILES:
         resource = root.joinpath(file_name)
         doc, raw = _load_doc(Path(str(resource)), resource.read_bytes())
         digest.update(raw)
+        files[f"builtin:{file_name}"] = hashlib.sha256(raw).hexdigest()
         stem = file_name.removesuffix(".yaml")
         merge.apply(doc, f"builtin:{file_name}", expected_kind=PLURALS.get(stem, stem))
 
@@ -143,14 +146,17 @@ def load_catalog(user_files: Sequence[Path | str] = (), *, base: Catalog | None 
         user_files = (user_files,)
     merge = Merge(base)
     digest = hashlib.sha256()
+    files: dict[str, str] = {}  # file -> sha256 of its bytes, in load order
     if base is None:
-        _apply_builtins(merge, digest)
+        _apply_builtins(merge, digest, files)
     else:
         digest.update(base.digest.encode("ascii"))
+        files.update(base.files)
     for i, user_file in enumerate(user_files):
         path = Path(user_file)
         doc, raw = _load_doc(path, named_at=named_at[i] if named_at is not None else None)
         digest.update(raw)
+        files[str(user_file)] = hashlib.sha256(raw).hexdigest()
         merge.apply(doc, str(user_file))
     merge.check_references()
-    return merge.catalog(digest.hexdigest())
+    return dataclasses.replace(merge.catalog(digest.hexdigest()), files=MappingProxyType(files))

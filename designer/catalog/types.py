@@ -337,6 +337,7 @@ class Catalog:
     storage: Mapping[str, Storage] = field(default_factory=lambda: MappingProxyType({}))
     digest: str = ""  # sha256 over the catalog files that were loaded, in load order
     dates: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # file -> newest as_of
+    files: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # file -> sha256 of its bytes
 
     def by_kind(self, kind: str) -> Mapping[str, object]:
         """The mapping of entries of one kind (one of :data:`KINDS`)."""

@@ -232,4 +232,7 @@ class Design:
     solver: SolverInfo
     warnings: tuple[str, ...] = ()
     facility: FacilityAssumptions | None = None  # None in design files written before it was recorded
+    # Each catalog file read, by its name as the spec writes it (built-ins as builtin:FILE), with
+    # the sha256 of its bytes: the same spec and catalogs give the same record in any folder.
+    catalog_files: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     schema_version: int = SCHEMA_VERSION

@@ -10,6 +10,8 @@ from __future__ import annotations
 __all__ = ["facility_assumptions", "price_solution", "measures", "measures_of", "assemble_design"]
 
 import math
+from pathlib import Path
+from typing import Mapping
 from types import MappingProxyType
 
 from designer import __version__, perf
@@ -170,13 +172,23 @@ def assemble_design(spec: Spec, ws: Workspace, sol: Solution, alternatives, cons
     )
     return Design(
         tool_version=__version__, spec_name=spec.name, spec_digest=spec.digest, catalog_digest=catalog.digest,
-        catalog_dates=catalog.dates, objective=spec.objective.value, horizon_days=spec.horizon_s / SECONDS_PER_DAY,
+        catalog_dates=_as_written(spec, catalog.dates), objective=spec.objective.value, horizon_days=spec.horizon_s / SECONDS_PER_DAY,
         system=system, cost=cost, workloads=tuple(results), bom=tuple(lines), alternatives=tuple(alternatives),
         constraints=tuple(constraints),
         solver=SolverInfo(name=sol.solver, status=sol.status, gap=sol.gap, candidates=len(ws.by_key),
                           variables=sol.variables, constraints=sol.constraints),
         warnings=warnings, facility=facility_assumptions(spec, ws.facility),
+        catalog_files=_as_written(spec, catalog.files),
     )
+
+
+def _as_written(spec: Spec, by_file: Mapping[str, str]) -> Mapping[str, str]:
+    """``by_file`` keyed by each catalog's name as the spec writes it (relative to the spec), not by
+    the path it was read from: a design file must not depend on the folder the spec is in."""
+    written = spec.doc.data.get("catalogs", []) if spec.doc is not None and isinstance(spec.doc.data, dict) else []
+    names = {str(path): Path(str(written[i])).as_posix() for i, path in enumerate(spec.catalogs)
+             if i < len(written)}
+    return MappingProxyType(dict(sorted((names.get(k, k), v) for k, v in by_file.items())))
 
 
 def measures(ws: Workspace, sol: Solution) -> explain.Measures:
