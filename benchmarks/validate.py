@@ -55,8 +55,6 @@ BEYOND = {
     "torchtitan-llama3.1-8b-8xH100-fsdp1-cp8-seq256k": "256K context over CP8: the same long-context optimism",
     "llama3-405b-8192gpu-seq8192": "with 32 micro-batches per step, interleaving does not fit the model's memory "
         "(Meta tunes its schedule's micro-batch groups, which the model does not), so plain 1F1B is scored",
-    "deepseek-v3-2048gpu": "DualPipe overlaps the expert all-to-all with the paired micro-batch; the model runs "
-        "1F1B and exposes it",
     "nemo-automodel-deepseek-v3-256xH100-fsdp2-ep64-pp4-bf16": "DeepEP all-to-all kernels move tokens faster than "
         "the model's NCCL all-to-all",
     "nemo-automodel-deepseek-v3-1024xH100-fsdp2-ep64-pp4-bf16": "as above",

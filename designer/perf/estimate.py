@@ -83,6 +83,7 @@ class StepEstimate:
             "cp": p.cp,
             "microbatch": p.microbatch,
             "virtual_stages": p.virtual_stages,
+            "schedule": p.schedule,
             "zero": p.zero,
             "sequence_parallel": p.sequence_parallel,
             "stage_layers": list(self.stage_layers),

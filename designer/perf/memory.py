@@ -179,10 +179,12 @@ def memory_per_gpu(job: Job, plan: Plan, microbatches: int) -> MemoryBreakdown:
     for rank, layers, params in _stages_of(m, plan):
         whole = params.total
         shard = params.dense / shard_dense + params.expert / shard_expert
+        if plan.schedule == "dualpipe":  # each rank holds stage i and stage p - 1 - i
+            whole, shard = 2.0 * whole, 2.0 * shard
         weights = (shard if z >= 3 else whole) * wb
         grads = (shard if z >= 2 else whole) * gb
         optimizer = (shard if z >= 1 else whole) * ob
-        held = inflight(plan.pp, plan.virtual_stages, microbatches, rank)
+        held = inflight(plan.pp, plan.virtual_stages, microbatches, rank, plan.schedule)
         activations = layers * kept * held + per_layer if full else layers * per_layer * held
         if rank == plan.pp - 1:
             activations += logits

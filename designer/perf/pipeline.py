@@ -14,11 +14,17 @@
   megatron/core/pipeline_parallel/schedules.py), ``(2 (p - r - 1) + (v - 1) p + 1) / v`` stages'
   worth, which for ``r = 0`` is Korthikanti et al.'s ``p (1 + (p - 1) / (p v))``.
 * Bubble: ``(p - 1) / v`` micro-batch times of the slowest stage (SC21 sec. 2.2).
+* DualPipe (DeepSeek-V3 Technical Report, sec. 3.2.1 and Table 2): micro-batches enter from both
+  ends, each rank holds stage ``i`` and stage ``p - 1 - i`` (two copies of the parameters, ``p + 1``
+  micro-batches of activations), a forward chunk runs beside a backward chunk so that the expert
+  all-to-all of one hides behind the compute of the other, and the bubble is
+  ``(p/2 - 1)(F&B + B - 3W)``: with backward twice the forward and the weight gradient half of it,
+  ``(p/2 - 1) x 2/3`` micro-batch times, against 1F1B's ``(p - 1)``.
 """
 
 from __future__ import annotations
 
-__all__ = ["StageLayout", "stage_layout", "inflight", "interleave_depths"]
+__all__ = ["StageLayout", "stage_layout", "inflight", "interleave_depths", "bubble_microbatches", "DUALPIPE"]
 
 import functools
 import math
@@ -132,7 +138,24 @@ def interleave_depths(layout: StageLayout) -> tuple[int, ...]:
     return tuple(v for v in range(1, m + 1) if m % v == 0)
 
 
-def inflight(pp: int, v: int, microbatches: int, rank: int) -> float:
+DUALPIPE = "dualpipe"
+
+
+def bubble_microbatches(pp: int, v: int, schedule: str = "1f1b") -> float:
+    """Pipeline bubble in micro-batch times of the slowest stage (module docstring).
+
+    Examples:
+        >>> bubble_microbatches(8, 1), bubble_microbatches(8, 4), round(bubble_microbatches(8, 1, DUALPIPE), 3)
+        (7.0, 1.75, 2.0)
+    """
+    if pp <= 1:
+        return 0.0
+    if schedule == DUALPIPE:
+        return (pp / 2 - 1) * 2.0 / 3.0
+    return (pp - 1) / v
+
+
+def inflight(pp: int, v: int, microbatches: int, rank: int, schedule: str = "1f1b") -> float:
     """Micro-batches whose activations stage ``rank`` holds at its peak, in whole-stage units.
 
     Examples:
@@ -143,6 +166,8 @@ def inflight(pp: int, v: int, microbatches: int, rank: int) -> float:
     """
     if pp == 1:
         return 1.0
+    if schedule == DUALPIPE:
+        return float(min(microbatches, pp + 1))
     if v == 1:
         return float(min(microbatches, pp - rank))
     chunks = min(microbatches * v, 2 * (pp - rank - 1) + (v - 1) * pp + 1)

@@ -30,7 +30,7 @@ from designer.perf.cluster import Cluster
 from designer.perf.compute import layer_times, logit_times
 from designer.perf.estimate import StepEstimate
 from designer.perf.memory import memory_per_gpu, usable_hbm_bytes
-from designer.perf.pipeline import interleave_depths, stage_layout
+from designer.perf.pipeline import bubble_microbatches, interleave_depths, stage_layout
 from designer.perf.step import Timing, estimate_from, stage_compute, step_timing, structure_reason_on
 from designer.perf.structure import structure_reason
 from designer.perf.types import Job, Plan, PlanConstraints
@@ -154,11 +154,12 @@ def _plan_groups(job: Job, gpn: int, gpus: int, fixed: PlanConstraints | None) -
                     sps = job.software.sp_choices(tp)
                 zeros = _zero_stages(job, pp, f.zero)
                 first, last = f.first_stage_layers, f.last_stage_layers
+                schedule = f.schedule or "1f1b"  # DualPipe only where pinned
                 for ep in eps:
                     for mb in mbs:
                         for v in vs:
                             for sp in sps:
-                                yield tuple(Plan(tp, pp, dp, ep, cp, mb, v, z, sp, first, last) for z in zeros)
+                                yield tuple(Plan(tp, pp, dp, ep, cp, mb, v, z, sp, first, last, schedule) for z in zeros)
 
 
 def _compute_bound_s(job: Job, plan: Plan, dense, moe, logits_s: float) -> float:
@@ -171,7 +172,7 @@ def _compute_bound_s(job: Job, plan: Plan, dense, moe, logits_s: float) -> float
     """
     micro = job.global_batch // (plan.dp * plan.microbatch)
     _, compute_mb, _ = stage_compute(job.model, plan, dense, moe, logits_s)
-    bubble = (plan.pp - 1) / plan.virtual_stages if plan.pp > 1 else 0.0
+    bubble = bubble_microbatches(plan.pp, plan.virtual_stages, plan.schedule)
     # Rounding: the step model sums the same terms in another order.
     return (micro + bubble) * compute_mb * (1.0 - 1e-9)
 
@@ -220,7 +221,7 @@ class _Ranking:
 
 def _shape(plan: Plan, recompute) -> tuple:
     return (plan.tp, plan.pp, plan.dp, plan.ep, plan.cp, plan.microbatch, plan.virtual_stages,
-            plan.sequence_parallel, plan.first_stage_layers, plan.last_stage_layers, recompute)
+            plan.sequence_parallel, plan.first_stage_layers, plan.last_stage_layers, plan.schedule, recompute)
 
 
 @functools.lru_cache(maxsize=2048)

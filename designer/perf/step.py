@@ -51,7 +51,7 @@ from designer.perf.estimate import Breakdown, StepEstimate
 from designer.perf.flops import model_flops_per_token
 from designer.perf.memory import memory_per_gpu, stage_params, usable_hbm_bytes
 from designer.perf.overlap import exposed_s
-from designer.perf.pipeline import StageLayout, stage_layout
+from designer.perf.pipeline import StageLayout, bubble_microbatches, stage_layout
 from designer.perf.software import Gather
 from designer.perf.structure import structure_reason
 from designer.perf.types import Job, ModelArch, Plan, Precision, Recompute
@@ -328,7 +328,10 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
         if full:
             per_layer += netm.all_to_all_s(dispatch, group, links) + netm.all_to_all_s(combine, group, links)
         ep_mb = layers_stage * moe_frac * per_layer
-    ep_exposed_mb = ep_mb
+    if plan.schedule == "dualpipe":  # the paired chunk's compute hides the all-to-all
+        ep_exposed_mb = exposed_s(ep_mb, compute_mb, 1.0, _S)
+    else:
+        ep_exposed_mb = ep_mb
 
     # -- pipeline: one activation and one gradient per virtual stage --------------------------
     pp_mb = 0.0
@@ -404,7 +407,7 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
     exposed_mb = (layers_stage * (tp_exposed_layer + cp_exposed_layer)
                   + ep_exposed_mb + pp_exposed_mb + dp_mb_exposed)
     t_mb = compute_mb + exposed_mb
-    bubble = (pp - 1) / v * t_mb if pp > 1 else 0.0
+    bubble = bubble_microbatches(pp, v, plan.schedule) * t_mb
 
     if plan.zero >= 1:
         opt_params = params.dense / (dp * cp) + params.expert / edp

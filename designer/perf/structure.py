@@ -94,6 +94,10 @@ def structure_reason(job: Job, plan: Plan, gpu: Gpu, *, trusted: bool = False) -
     layout = stage_layout(m.layers, plan.pp, plan.first_stage_layers, plan.last_stage_layers, prof.uneven_pipeline)
     if isinstance(layout, str):
         return layout
+    if plan.schedule not in ("1f1b", "dualpipe"):
+        return f"schedule must be 1f1b or dualpipe, not {plan.schedule!r}"
+    if plan.schedule == "dualpipe" and (plan.pp < 2 or plan.pp % 2 or plan.virtual_stages > 1):
+        return "the dualpipe schedule needs an even pp of 2 or more and no interleaving"
     if plan.virtual_stages > 1:
         if plan.pp == 1:
             return "virtual_stages > 1 needs pipeline parallelism (pp > 1)"
@@ -104,6 +108,8 @@ def structure_reason(job: Job, plan: Plan, gpu: Gpu, *, trusted: bool = False) -
         return (f"global batch {job.global_batch} is not a multiple of dp x microbatch = "
                 f"{plan.dp * plan.microbatch}")
     micro = job.global_batch // (plan.dp * plan.microbatch)
+    if plan.schedule == "dualpipe" and (micro < plan.pp or micro % 2):
+        return f"the dualpipe schedule needs an even number of micro-batches, at least pp={plan.pp}"
     if plan.virtual_stages > 1 and micro % plan.pp:
         return f"the interleaved schedule needs the {micro} micro-batches to be a multiple of pp={plan.pp}"
     if plan.ep > 1:

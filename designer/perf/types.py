@@ -387,7 +387,8 @@ class Plan:
 
     ``zero``: 0 replicated optimizer, 1 distributed optimizer (optimizer states sharded over
     the data-parallel group), 2 also gradients, 3 also weights (FSDP ``FULL_SHARD``).
-    ``virtual_stages`` > 1 is the interleaved 1F1B schedule (Narayanan et al. SC21, sec. 2.2).
+    ``virtual_stages`` > 1 is the interleaved 1F1B schedule (Narayanan et al. SC21, sec. 2.2);
+    ``schedule`` ``dualpipe`` is DeepSeek-V3's bidirectional pipeline (:mod:`designer.perf.pipeline`).
     ``first_stage_layers`` and ``last_stage_layers`` give the first and last pipeline stages
     other layer counts than the rest (Megatron-Core ``--decoder-first-pipeline-num-layers`` /
     ``--decoder-last-pipeline-num-layers``); ``None`` splits evenly, or as evenly as the stages
@@ -405,6 +406,7 @@ class Plan:
     sequence_parallel: bool = True
     first_stage_layers: int | None = None
     last_stage_layers: int | None = None
+    schedule: str = "1f1b"
 
     @property
     def gpus(self) -> int:
@@ -421,6 +423,8 @@ class Plan:
         parts.append(f"mb{self.microbatch}")
         if self.virtual_stages > 1:
             parts.append(f"v{self.virtual_stages}")
+        if self.schedule != "1f1b":
+            parts.append(self.schedule)
         if self.first_stage_layers is not None or self.last_stage_layers is not None:
             parts.append(f"layers{self.first_stage_layers or '='}/{self.last_stage_layers or '='}")
         parts.append(f"zero{self.zero}")
@@ -442,3 +446,4 @@ class PlanConstraints:
     sequence_parallel: bool | None = None
     first_stage_layers: int | None = None
     last_stage_layers: int | None = None
+    schedule: str | None = None

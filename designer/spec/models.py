@@ -75,6 +75,7 @@ class ParallelismSpec:
     sequence_parallel: bool | None = None
     first_stage_layers: int | None = None
     last_stage_layers: int | None = None
+    schedule: str | None = None  # 1f1b | dualpipe
 
     @property
     def is_auto(self) -> bool:

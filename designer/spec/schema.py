@@ -119,6 +119,10 @@ class _Parallelism(_Strict):
                                                       f"parallelism; {_AUTO}.", examples=[True, "auto"])
     first_stage_layers: PosInt | Literal["auto"] = _auto("Layers on the first pipeline stage", [7])
     last_stage_layers: PosInt | Literal["auto"] = _auto("Layers on the last pipeline stage", [7])
+    schedule: Literal["1f1b", "dualpipe", "auto"] = Field(
+        "auto", description="Pipeline schedule: 1f1b (interleaved with virtual_stages) or dualpipe "
+                            "(DeepSeek-V3's bidirectional pipeline, only where given); auto: 1f1b.",
+        examples=["dualpipe"])
 
 
 class _Workload(_Strict):

@@ -113,3 +113,25 @@ def test_recompute_auto_picks_the_fastest_that_fits():
     assert auto.recompute.value in ("none", "selective", "full")
     with pytest.raises(Exception, match="recompute auto"):
         estimate_step(Job(LLAMA3_70B, 1024, 1e9, recompute="auto"), auto.plan, cluster)
+
+
+def test_dualpipe_hides_the_expert_all_to_all_and_shrinks_the_bubble():
+    """DeepSeek-V3 (sec. 3.2.1, Table 2): DualPipe's bubble is (p/2 - 1)(F&B + B - 3W) against
+    1F1B's (p - 1)(F + B), it keeps two copies of the parameters, and a forward chunk beside a
+    backward chunk hides the expert all-to-all."""
+    from designer.perf import MoE
+    from designer.perf.pipeline import DUALPIPE, bubble_microbatches
+    assert bubble_microbatches(16, 1, DUALPIPE) == pytest.approx(7 * 2 / 3)
+    model = ModelArch("moe", 16, 4096, 32, 8, 14336, 32000, 4096, gated_mlp=True, moe=MoE(experts=16, top_k=2))
+    job = Job(model, 256, 1e9, recompute="full")
+    cluster = Cluster(H100, NDR)
+    base = Plan(tp=1, pp=4, dp=16, ep=8, microbatch=1, zero=1)
+    plain = estimate_step(job, base, cluster)
+    dual = estimate_step(job, replace(base, schedule=DUALPIPE), cluster)
+    assert dual.breakdown.ep_comm_s == pytest.approx(plain.breakdown.ep_comm_s)
+    assert dual.breakdown.bubble_s < 0.5 * plain.breakdown.bubble_s
+    assert dual.step_time_s < plain.step_time_s
+    assert dual.memory.weights == pytest.approx(2 * plain.memory.weights)
+    assert "even pp" in check_plan(job, replace(base, pp=1, dp=64, schedule=DUALPIPE), cluster)
+    # the search never picks DualPipe on its own, only where the plan pins it
+    assert search_plans(job, cluster, 64).plan.schedule == "1f1b"
