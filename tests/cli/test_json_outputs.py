@@ -6,10 +6,10 @@ among a ``--format``'s choices) must be exercised here, so a new JSON output can
 
 from __future__ import annotations
 
+import enum
 import json
 from pathlib import Path
 
-import click
 import pytest
 import typer
 from typer.testing import CliRunner
@@ -57,16 +57,19 @@ def _json_options() -> set[tuple[str, str]]:
     """Every (command path, option) of the CLI that can print JSON."""
     found: set[tuple[str, str]] = set()
 
-    def walk(cmd: click.Command, path: list[str]) -> None:
-        if isinstance(cmd, click.Group):
+    # Typer vendors its own click (typer._click), so the walk goes by the objects' shape, not by
+    # click's classes: a group has sub-commands, an option has a param_type_name of 'option'.
+    def walk(cmd, path: list[str]) -> None:
+        if hasattr(cmd, "commands"):
             for name, sub in cmd.commands.items():
                 walk(sub, path + [name])
             return
         for p in cmd.params:
-            if not isinstance(p, click.Option):
+            if getattr(p, "param_type_name", "") != "option":
                 continue
-            choices = getattr(p.type, "choices", ()) or ()
-            if "--json" in p.opts or "json" in [str(getattr(c, "value", c)) for c in choices]:
+            kind = getattr(getattr(p, "type_descriptor", None), "annotation", None)
+            choices = [m.value for m in kind] if isinstance(kind, type) and issubclass(kind, enum.Enum) else []
+            if "--json" in p.opts or "json" in [str(c) for c in choices]:
                 found.add((" ".join(path), p.opts[0] if p.opts[0].startswith("--") else p.opts[-1]))
 
     walk(typer.main.get_command(app), [])
