@@ -3,9 +3,11 @@
 Kinds of case, told apart by what the folder holds:
 
 * ``spec.yaml``: the whole pipeline. The spec is planned with ``designer.planner.plan`` and the
-  HiGHS solver; the expected ``design.yaml``, ``bom.md`` and ``summary.txt`` sit beside it.
+  HiGHS solver; the expected ``design.yaml``, ``bom.md``, ``summary.txt`` and ``review.html`` (the
+  design review page, fabric drawn from the built-in catalogs) sit beside it.
 * ``old.yaml`` + ``new.yaml``: a diff case. Both design files are loaded and diffed; expected
-  ``diff.md`` (Markdown, the pull-request comment) and ``diff.txt`` (terminal table).
+  ``diff.md`` (Markdown, the pull-request comment), ``diff.txt`` (terminal table) and ``diff.html``
+  (the diff's page).
 * a name in :data:`FACTORY_CASES`: a design built by the test factory (no planner needed), with
   ``design.yaml``, ``bom.md``, ``summary.txt`` and more renderings.
 
@@ -24,7 +26,9 @@ import pytest
 
 from designer.design import Design, dump_design, load_design
 from designer.design.diff import diff_designs
+from designer.catalog.load import load_catalog
 from designer.report import render_bom, render_bom_by_rack, render_diff, render_explain, render_summary
+from designer.report.html import render_diff_html, render_review
 from designer.spec.load import load_spec
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
@@ -48,10 +52,12 @@ _FOLDERS = {p.name for p in GOLDEN_DIR.iterdir() if p.is_dir()} if GOLDEN_DIR.is
 CASES = sorted(_FOLDERS | set(FACTORY_CASES) | set(FACTORY_DIFF_CASES) | set(EXAMPLE_CASES) | {EXAMPLE_DIFF_CASE})
 
 
-def _check_design_outputs(design: Design, folder: Path, golden: Any) -> None:
+def _check_design_outputs(design: Design, folder: Path, golden: Any, catalog: Any = None) -> None:
     golden.check(folder / "design.yaml", dump_design(design))
     golden.check(folder / "bom.md", render_bom(design, "markdown"))
     golden.check(folder / "summary.txt", render_summary(design, "table"))
+    # The review page, with the fabric drawn from the catalog the design was made with.
+    golden.check(folder / "review.html", render_review(design, catalog).html)
 
 
 def _plan(spec_path: Path, **constraints: Any) -> Design:
@@ -85,7 +91,7 @@ def test_golden(case: str, golden: Any, make_design: Callable[..., Design]) -> N
     folder = GOLDEN_DIR / case
     if case in EXAMPLE_CASES:
         design = _plan(EXAMPLE_CASES[case])
-        _check_design_outputs(design, folder, golden)
+        _check_design_outputs(design, folder, golden, load_catalog(load_spec(EXAMPLE_CASES[case]).catalogs))
         assert dump_design(load_design(folder / "design.yaml")) == (folder / "design.yaml").read_text(encoding="utf-8")
     elif case == EXAMPLE_DIFF_CASE:
         old = _plan(EXAMPLES_DIR / "quickstart.yaml")
@@ -96,15 +102,17 @@ def test_golden(case: str, golden: Any, make_design: Callable[..., Design]) -> N
         assert not diff.is_empty
         golden.check(folder / "diff.md", render_diff(diff, "markdown"))
         golden.check(folder / "diff.txt", render_diff(diff, "table"))
+        golden.check(folder / "diff.html", render_diff_html(diff))
     elif (folder / "spec.yaml").exists():
         _check_design_outputs(_plan(folder / "spec.yaml"), folder, golden)
     elif case in FACTORY_DIFF_CASES or (folder / "old.yaml").exists():
         diff = diff_designs(load_design(folder / "old.yaml"), load_design(folder / "new.yaml"))
         golden.check(folder / "diff.md", render_diff(diff, "markdown"))
         golden.check(folder / "diff.txt", render_diff(diff, "table"))
+        golden.check(folder / "diff.html", render_diff_html(diff))
     elif case in FACTORY_CASES:
         design = make_design(**FACTORY_CASES[case])
-        _check_design_outputs(design, folder, golden)
+        _check_design_outputs(design, folder, golden, load_catalog([]))
         golden.check(folder / "bom.csv", render_bom(design, "csv"))
         golden.check(folder / "racks.md", render_bom_by_rack(design, "markdown"))
         golden.check(folder / "explain.txt", render_explain(design))

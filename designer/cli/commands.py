@@ -2,7 +2,7 @@
 
 Each command group lives in its own module and knows nothing of this one (no import cycles):
 :mod:`~designer.cli.spec` (validate, schema), :mod:`~designer.cli.solve` (solve, estimate),
-:mod:`~designer.cli.design` (bom, diff, explain, draw), :mod:`~designer.cli.catalog` (catalog
+:mod:`~designer.cli.design` (bom, diff, explain, draw), :mod:`~designer.cli.review` (report), :mod:`~designer.cli.catalog` (catalog
 list|show) and :mod:`~designer.cli.whatif` (frontier, sweep). A command parses its arguments, makes
 one call into the library, renders and sets the exit code (:mod:`~designer.cli.run`); the CLI is
 the only part of the package that prints or exits. Exit codes (docs/contract.md): 0 success, 1 designs
@@ -18,7 +18,7 @@ import sys
 import typer
 
 from designer import __version__
-from designer.cli import design, interrupt, solve, spec, whatif
+from designer.cli import design, interrupt, review, solve, spec, whatif
 from designer.cli.catalog import catalog_app
 from designer.cli.run import state
 
@@ -53,6 +53,7 @@ app.command()(solve.estimate)
 app.command()(design.bom)
 app.command()(design.diff)
 app.command()(design.explain)
+app.command("report")(review.report_command)
 app.add_typer(catalog_app, name="catalog", help="What hardware and prices are known, with source and date.")
 app.command("draw")(design.draw_command)
 app.command("frontier")(whatif.frontier_command)

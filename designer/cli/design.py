@@ -30,6 +30,7 @@ class DiffFormat(str, Enum):
     table = "table"
     markdown = "markdown"
     json = "json"
+    html = "html"
 
 
 def bom(
@@ -66,7 +67,12 @@ def diff(
         a = design_io.load_design(old)
         b = design_io.load_design(new)
         d = diff_mod.diff_designs(a, b)
-        typer.echo(report.render_diff(d, fmt.value), nl=False)
+        if fmt is DiffFormat.html:
+            from designer.report import html
+
+            typer.echo(html.render_diff_html(d), nl=False)
+        else:
+            typer.echo(report.render_diff(d, fmt.value), nl=False)
         return 0 if d.is_empty else 1
 
     run(body)

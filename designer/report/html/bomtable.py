@@ -1,0 +1,121 @@
+"""The review page's bill of materials: one row per line, with its price marks and where they come from.
+
+A line is marked ``estimate`` or ``unpriced``, and carries a price basis and date, from the line
+itself when the design file records them, else from the catalog entry of the same name (the
+catalog the page is rendered with), so a reviewer sees which money is soft.
+"""
+
+from __future__ import annotations
+
+__all__ = ["LineMarks", "KNOWN_LINE_FIELDS", "line_marks", "bom_table", "mark_counts"]
+
+from dataclasses import dataclass
+from typing import Any
+
+from designer.catalog.types import Catalog
+from designer.design import bom
+from designer.design.model import Design
+from designer.report import fmt as f
+from designer.report.html.view import Cell, Header, Row, Table, extra_fields, num
+
+# BOM line fields the table lays out in their own columns; any other field goes to "details".
+KNOWN_LINE_FIELDS = ("category", "sku", "description", "role", "quantity", "unit_price_usd", "unit_power_w",
+                     "source", "estimate", "unpriced", "price_basis", "as_of")
+# Line category -> catalog kind holding the entry the line is priced from.
+_KIND_OF = {"server": "server", "gpu": "gpu", "nic": "nic", "switch": "switch", "cable": "cable",
+            "transceiver": "transceiver", "cloud": "cloud"}
+
+
+@dataclass(frozen=True, slots=True)
+class LineMarks:
+    """What a reviewer should know about a line's price, and whence the page knows it."""
+
+    estimate: bool
+    unpriced: bool
+    basis: str  # list | street | volume | quote | "" when unknown
+    as_of: str  # the price's date, "" when unknown
+    origin: str  # "design" (the line says so), "catalog" (looked up), "" (nothing known)
+
+
+def _entry(line: bom.BomLine, design: Design, catalog: Catalog | None) -> Any:
+    if catalog is None:
+        return None
+    kind = _KIND_OF.get(line.category)
+    if kind is not None:
+        return catalog.by_kind(kind).get(line.sku)
+    if line.category in ("rack", "service"):
+        # Racks and installation are priced from the facility the design was made for.
+        name = design.facility.name if design.facility is not None else "default"
+        return catalog.facilities.get(name)
+    return None
+
+
+def line_marks(line: bom.BomLine, design: Design, catalog: Catalog | None) -> LineMarks:
+    """The price marks of one line: the line's own fields first, then its catalog entry's provenance.
+
+    ``unpriced`` from the catalog means the entry has no price (``price: null``); the line then
+    shows $0.00, which is not a price.
+    """
+    own = {name: getattr(line, name) for name in ("estimate", "unpriced", "price_basis", "as_of")
+           if getattr(line, name, None) is not None}
+    entry = _entry(line, design, catalog)
+    prov = getattr(entry, "provenance", None)
+    estimate = own.get("estimate", bool(prov.estimate) if prov is not None else False)
+    price = getattr(entry, "price_usd", 0.0) if entry is not None and line.category != "cloud" else 0.0
+    unpriced = own.get("unpriced", entry is not None and price is None)
+    basis = own.get("price_basis", getattr(prov, "basis", "") or "")
+    as_of = own.get("as_of", prov.as_of if prov is not None else "")
+    origin = "design" if own else ("catalog" if prov is not None else "")
+    return LineMarks(bool(estimate), bool(unpriced), str(basis), str(as_of), origin)
+
+
+def mark_counts(design: Design, catalog: Catalog | None) -> tuple[int, int]:
+    """(estimated lines, unpriced lines) of the design's BOM."""
+    marks = [line_marks(line, design, catalog) for line in design.bom]
+    return sum(m.estimate for m in marks), sum(m.unpriced for m in marks)
+
+
+def bom_table(design: Design, catalog: Catalog | None) -> Table:
+    """Every BOM line, in :func:`designer.design.bom.sort_lines` order, sortable and filterable.
+
+    Columns: category, role, SKU, description, quantity, unit price, total, share of the BOM
+    total, power, marks, price date, source, and ``details`` for fields the table has no column
+    for. The footer holds the BOM total; the page's script recomputes it over the rows shown.
+    """
+    lines = bom.sort_lines(design.bom)
+    totals = bom.bom_totals(lines)
+    headers = (Header("category"), Header("role"), Header("SKU", note="and description"),
+               Header("quantity", True), Header("unit price", True), Header("total", True),
+               Header("share", True, "of the BOM total"), Header("power", True, "all units, before PUE"),
+               Header("price", note="estimate / unpriced / price basis"), Header("as of"), Header("source"),
+               Header("details"))
+    rows = []
+    # The details column is there only when some line has a field the other columns do not show.
+    has_details = any(extra_fields(line, KNOWN_LINE_FIELDS) for line in lines)
+    if not has_details:
+        headers = headers[:-1]
+    for line in lines:
+        m = line_marks(line, design, catalog)
+        total = bom.line_total_usd(line)
+        share = total / totals.total_usd if totals.total_usd else None
+        marks = tuple(x for x, on in (("estimate", m.estimate), ("unpriced", m.unpriced)) if on)
+        if m.basis:
+            marks += (m.basis,)
+        details = "; ".join(f"{i.name}: {i.value}" for i in extra_fields(line, KNOWN_LINE_FIELDS))
+        unit = "/h" if line.category == "cloud" else ""
+        cells = (
+            Cell(line.category), Cell(line.role), Cell(line.sku, cls="sku", sub=line.description),
+            Cell(f.qty(line.quantity) + (" h" if line.category == "cloud" else ""), num(line.quantity), "n"),
+            Cell(f.usd(line.unit_price_usd) + unit, num(bom.round_money(line.unit_price_usd)), "n"),
+            Cell(f.usd(total), num(total), "n total"),
+            Cell(f.pct(share), num(share or 0.0), "n"),
+            Cell(f"{f.num(line.power_w / 1e3)} kW" if line.power_w else "-", num(line.power_w), "n"),
+            Cell(", ".join(marks) if marks else "-", " ".join(marks), "marks", marks),
+            Cell(m.as_of or "-", m.as_of, "date"), Cell(line.source, cls="src", clamp=True),
+            Cell(details or "-", cls="src", clamp=True))[: len(headers)]
+        cls = " ".join(x for x in ("estimate" if m.estimate else "", "unpriced" if m.unpriced else "") if x)
+        rows.append(Row(cells, key=f"bom|{line.category}|{line.role}|{line.sku}", cls=cls, category=line.category))
+    foot = (Cell("total"), Cell(""), Cell(f"{len(lines)} lines", cls="count"), Cell(""), Cell(""),
+            Cell(f.usd(totals.total_usd), num(totals.total_usd), "n total"), Cell("100.0%", cls="n"),
+            Cell(f"{f.num(totals.power_w / 1e3)} kW", cls="n"), Cell(""), Cell(""), Cell(""), Cell(""))[: len(headers)]
+    return Table("bom", headers, tuple(rows), foot)
