@@ -24,6 +24,7 @@ from designer.report import fmt as f
 from designer.report import render_diff
 from designer.report.html import render_diff_html, render_review
 from designer.report.html import costs
+from designer.report.html.band import load_band
 from designer.report.html.diffpage import change_keys
 from htmlparse import inline_block, parse, visible_text
 
@@ -120,10 +121,11 @@ def test_assumptions_name_the_facility_prices_and_the_models_error(catalog):
     text = visible_text(render_review(design, catalog).html)
     assert "electricity $0.08/kWh from the spec" in text
     assert "PUE 1.3 from the spec" in text
-    assert "published runs compared 45" in text
-    assert "band on times -12.8% to +22.1%" in text
-    # 38.8709 days: 38.8709 x (1 - 0.1284) = 33.9 and x (1 + 0.2211) = 47.5 days.
-    assert "33.9 to 47.5 days" in text
+    band = load_band()  # test_html_band.py checks it against the validation
+    assert f"published runs compared {band.runs}" in text
+    assert f"band on times {band.min_signed_error * 100:+.1f}% to {band.max_signed_error * 100:+.1f}%" in text
+    t = design.workloads[0].time_to_train_days  # a run of t x (1 + error) for every error seen
+    assert f"{t * (1 + band.min_signed_error):,.1f} to {t * (1 + band.max_signed_error):,.1f} days" in text
 
 
 def test_fields_the_page_has_no_section_for_are_shown_and_start_days_make_a_schedule(design: Design, catalog):
