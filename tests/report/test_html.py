@@ -89,9 +89,9 @@ def test_a_category_the_design_does_not_split_is_shown_as_other(design: Design):
 def test_the_decision_line_says_what_is_bought_for_how_much(design: Design, catalog):
     html = render_review(design, catalog).html
     decision = re.search(r'<p class="decision" id="decision">(.*?)</p>', html, re.S).group(1)
-    assert decision.startswith("Buy 128 x dgx-h100 (1,024 h100-sxm GPUs) on a infiniband rail-optimized fabric")
+    assert decision.startswith("Buy 128 x dgx-h100 (1,024 h100-sxm GPUs) on an infiniband rail-optimized fabric")
     assert f"for {f.usd(design.cost.total_usd)} over 3 years" in decision
-    assert decision.endswith("all 1 workload finish by their deadlines.")
+    assert decision.endswith("the workload finishes by its deadline.")
 
 
 def test_a_late_workload_and_one_inside_the_models_band_are_flagged(design: Design, catalog):

@@ -5,8 +5,9 @@ diff's page is opened from disk with all requests intercepted (tests/report/chro
 no console errors or exceptions, no request but the file itself, the total, every BOM line and the
 inline SVGs in the rendered DOM, the BOM table's sorting and filtering, the print layout, and that
 the page's content security policy blocks a request injected into it. Screenshots are written to
-``<pytest basetemp>/review-screenshots/`` (and copied to ``$DESIGNER_SCREENSHOTS`` when it is set,
-which is how docs/img/review-quickstart.png is made).
+``<pytest basetemp>/review-screenshots/`` (pytest prints the base folder with ``-v``; it is
+``/tmp/pytest-of-$USER/pytest-current/`` on Linux), and copied to ``$DESIGNER_SCREENSHOTS`` when
+that is set, which is how docs/img/review-quickstart.png is made (docs/review.md).
 
 Without Chromium (the Debian package ``chromium``) these tests skip, saying so; with
 ``DESIGNER_REQUIRE_BROWSER=1`` (set by .ci/run) a missing browser fails them instead.
@@ -115,6 +116,9 @@ def test_every_page_renders_its_total_bom_and_svg_with_no_error_or_request(case,
     assert all(width > 100 and rects > 0 for _, width, rects in dom["svgs"]), dom["svgs"]
     assert dom["boxes"] >= 2
     _keep(browser.screenshot(shots / f"review-{case.removeprefix('example-')}.png"))
+    if case == "example-quickstart":  # the first screen, for docs/img/review-quickstart.png
+        browser.evaluate("window.scrollTo(0, 0)")
+        _keep(browser.screenshot(shots / "review-quickstart-top.png", full_page=False))
 
 
 def _rows(browser) -> list[list]:

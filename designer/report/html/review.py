@@ -69,7 +69,9 @@ def _decision(design: Design, band: ErrorBand | None) -> str:
     if s.deployment == "cloud":
         what = f"Rent up to {s.nodes:,} x {s.server} ({s.gpus:,} {s.gpu} GPUs, {s.pricing or 'on_demand'} pricing)"
     else:
-        what = (f"Buy {s.nodes:,} x {s.server} ({s.gpus:,} {s.gpu} GPUs) on a {s.fabric} {s.topology.replace('_', '-')} "
+        article = "an" if s.fabric[:1].lower() in "aeiou" else "a"
+        what = (f"Buy {s.nodes:,} x {s.server} ({s.gpus:,} {s.gpu} GPUs) on {article} {s.fabric} "
+                f"{s.topology.replace('_', '-')} "
                 f"fabric ({s.tiers} switch tier{'s' if s.tiers != 1 else ''}, {s.racks:,} racks)")
         if s.deployment == "hybrid":
             rented = sorted({w.server for w in design.workloads if w.deployment == "cloud"})
@@ -77,8 +79,10 @@ def _decision(design: Design, band: ErrorBand | None) -> str:
     late = [w.name for w in design.workloads
             if w.deadline_days is not None and bom.round_sig(w.time_to_train_days) > bom.round_sig(w.deadline_days)]
     n = len(design.workloads)
-    timing = (f"all {n} workload{'s' if n != 1 else ''} finish by their deadlines" if not late
-              else f"{', '.join(late)} miss{'es' if len(late) == 1 else ''} the deadline")
+    if late:
+        timing = f"{', '.join(late)} miss{'es' if len(late) == 1 else ''} the deadline"
+    else:
+        timing = "the workload finishes by its deadline" if n == 1 else f"all {n} workloads finish by their deadlines"
     return (f"{what} for {f.usd(c.total_usd)} over {horizon} "
             f"(capex {f.usd(c.capex_usd)}, opex {f.usd(c.opex_usd)}, cloud {f.usd(c.cloud_usd)}); {timing}.")
 
