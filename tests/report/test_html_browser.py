@@ -136,12 +136,13 @@ def test_the_bill_of_materials_sorts_and_filters_and_its_total_follows(browser, 
     assert totals == sorted(totals)
     assert browser.evaluate(click) == "descending"
     assert [t for _, t in _rows(browser)] == sorted(totals, reverse=True)
-    # Filter by text: the transceiver lines only, and the footer totals them.
-    browser.evaluate("""(() => { const i = document.querySelector('[data-filter-text="bom"]');
-        i.value = 'transceiver'; i.dispatchEvent(new Event('input')); })()""")
+    # Filter by text (a SKU): the lines that mention it, and the footer totals them.
+    sku = next(l.sku for l in bom_mod.sort_lines(design.bom) if l.category == "transceiver")
+    browser.evaluate(f"""(() => {{ const i = document.querySelector('[data-filter-text="bom"]');
+        i.value = '{sku.upper()}'; i.dispatchEvent(new Event('input')); }})()""")  # the filter ignores case
     rows = _rows(browser)
-    lines = [l for l in design.bom if l.category == "transceiver"]
-    assert {c for c, _ in rows} == {"transceiver"} and len(rows) == len(lines)
+    lines = [l for l in design.bom if sku in " ".join((l.category, l.role, l.sku, l.description, l.source))]
+    assert {c for c, _ in rows} == {l.category for l in lines} and len(rows) == len(lines) >= 2
     foot = browser.evaluate("""[document.querySelector('#bom tfoot td.total').textContent,
         document.querySelector('[data-filter-count="bom"]').textContent]""")
     assert foot == [f.usd(sum(bom_mod.line_total_usd(l) for l in lines)), f"{len(lines)} of {len(design.bom)} lines"]

@@ -28,10 +28,10 @@ class SourceError:
 
 @dataclass(frozen=True, slots=True)
 class ErrorBand:
-    """Signed errors are predicted speed over published speed minus one (positive: optimistic).
+    """Signed errors are predicted over published step time minus one (negative: optimistic).
 
-    A predicted time ``t`` therefore stands for a real run between ``t * (1 + min_signed_error)``
-    and ``t * (1 + max_signed_error)`` over the runs compared.
+    A predicted time ``t`` stands for a real run of ``t / (1 + e)`` for a run with error ``e``. The
+    band is the central 80 % of the errors (``p10`` to ``p90``); ``min`` and ``max`` are the extremes.
     """
 
     runs: int
@@ -40,12 +40,18 @@ class ErrorBand:
     max_abs_error: float
     min_signed_error: float
     max_signed_error: float
+    p10_signed_error: float
+    p90_signed_error: float
     sources: tuple[SourceError, ...]
     document: str
 
     def time_range(self, days: float) -> tuple[float, float]:
-        """The range of real times to train that a prediction of ``days`` covers over the runs compared."""
-        return days * (1.0 + self.min_signed_error), days * (1.0 + self.max_signed_error)
+        """Real times to train that a prediction of ``days`` stands for, over the central 80 % of runs.
+
+        Model: real = predicted / (1 + e), for e from the 90th percentile (the model was slow, the
+        run faster) to the 10th (the model was optimistic, the run slower).
+        """
+        return days / (1.0 + self.p90_signed_error), days / (1.0 + self.p10_signed_error)
 
 
 def parse_band(data: Any) -> ErrorBand:
@@ -59,7 +65,8 @@ def parse_band(data: Any) -> ErrorBand:
                                     float(s["max_abs_error"])) for s in data["sources"])
         return ErrorBand(int(data["runs"]), int(data["left_out"]), float(data["median_abs_error"]),
                          float(data["max_abs_error"]), float(data["min_signed_error"]),
-                         float(data["max_signed_error"]), sources, str(data["document"]))
+                         float(data["max_signed_error"]), float(data["p10_signed_error"]),
+                         float(data["p90_signed_error"]), sources, str(data["document"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{_RESOURCE}: {exc!r}") from None
 

@@ -51,22 +51,23 @@ def _entry(line: bom.BomLine, design: Design, catalog: Catalog | None) -> Any:
 
 
 def line_marks(line: bom.BomLine, design: Design, catalog: Catalog | None) -> LineMarks:
-    """The price marks of one line: the line's own fields first, then its catalog entry's provenance.
+    """The price marks of one line: the line's own when the design file records them, else its catalog entry's.
 
-    ``unpriced`` from the catalog means the entry has no price (``price: null``); the line then
-    shows $0.00, which is not a price.
+    A line records its marks when it carries a price basis or a price date (design files written
+    before lines carried them have neither); ``unpriced`` is a line without a unit price, or, from
+    the catalog, an entry without one (``price: null``).
     """
-    own = {name: getattr(line, name) for name in ("estimate", "unpriced", "price_basis", "as_of")
-           if getattr(line, name, None) is not None}
+    basis, as_of = getattr(line, "price_basis", "") or "", getattr(line, "as_of", "") or ""
+    no_price = line.unit_price_usd is None
+    if basis or as_of:
+        return LineMarks(bool(getattr(line, "estimate", False)), no_price, basis, as_of, "design")
     entry = _entry(line, design, catalog)
     prov = getattr(entry, "provenance", None)
-    estimate = own.get("estimate", bool(prov.estimate) if prov is not None else False)
-    price = getattr(entry, "price_usd", 0.0) if entry is not None and line.category != "cloud" else 0.0
-    unpriced = own.get("unpriced", entry is not None and price is None)
-    basis = own.get("price_basis", getattr(prov, "basis", "") or "")
-    as_of = own.get("as_of", prov.as_of if prov is not None else "")
-    origin = "design" if own else ("catalog" if prov is not None else "")
-    return LineMarks(bool(estimate), bool(unpriced), str(basis), str(as_of), origin)
+    if prov is None:
+        return LineMarks(bool(getattr(line, "estimate", False)), no_price, "", "", "")
+    price = getattr(entry, "price_usd", 0.0) if line.category != "cloud" else 0.0
+    return LineMarks(bool(prov.estimate or getattr(line, "estimate", False)), no_price or price is None,
+                     str(getattr(prov, "basis", "") or ""), str(prov.as_of), "catalog")
 
 
 def mark_counts(design: Design, catalog: Catalog | None) -> tuple[int, int]:
@@ -106,8 +107,9 @@ def bom_table(design: Design, catalog: Catalog | None) -> Table:
         cells = (
             Cell(line.category), Cell(line.role), Cell(line.sku, cls="sku", sub=line.description),
             Cell(f.qty(line.quantity) + (" h" if line.category == "cloud" else ""), num(line.quantity), "n"),
-            Cell(f.usd(line.unit_price_usd) + unit, num(bom.round_money(line.unit_price_usd)), "n"),
-            Cell(f.usd(total), num(total), "n total"),
+            Cell("unpriced" if line.unit_price_usd is None else f.usd(line.unit_price_usd) + unit,
+                 num(-1.0 if line.unit_price_usd is None else bom.round_money(line.unit_price_usd)), "n"),
+            Cell("-" if line.unit_price_usd is None else f.usd(total), num(total), "n total"),
             Cell(f.pct(share), num(share or 0.0), "n"),
             Cell(f"{f.num(line.power_w / 1e3)} kW" if line.power_w else "-", num(line.power_w), "n"),
             Cell(", ".join(marks) if marks else "-", " ".join(marks), "marks", marks),

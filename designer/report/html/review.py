@@ -83,8 +83,10 @@ def _decision(design: Design, band: ErrorBand | None) -> str:
         timing = f"{', '.join(late)} miss{'es' if len(late) == 1 else ''} the deadline"
     else:
         timing = "the workload finishes by its deadline" if n == 1 else f"all {n} workloads finish by their deadlines"
+    residual = getattr(c, "residual_usd", 0.0)
+    credit = f", less {f.usd(residual)} residual value" if residual else ""
     return (f"{what} for {f.usd(c.total_usd)} over {horizon} "
-            f"(capex {f.usd(c.capex_usd)}, opex {f.usd(c.opex_usd)}, cloud {f.usd(c.cloud_usd)}); {timing}.")
+            f"(capex {f.usd(c.capex_usd)}, opex {f.usd(c.opex_usd)}, cloud {f.usd(c.cloud_usd)}{credit}); {timing}.")
 
 
 def _status(design: Design, catalog: Catalog | None) -> tuple[Item, ...]:
@@ -246,6 +248,9 @@ def build_review(design: Design, catalog: Catalog | None = None, band: ErrorBand
     figures = (Item("total", f.usd(design.cost.total_usd)), Item("capex", f.usd(design.cost.capex_usd)),
                Item("opex", f.usd(design.cost.opex_usd)), Item("cloud", f.usd(design.cost.cloud_usd)),
                Item("GPUs", f"{s.gpus:,}", s.gpu), Item("IT power", f"{f.num(s.power_kw)} kW"))
+    if getattr(design.cost, "residual_usd", 0.0):
+        figures = figures[:4] + (Item("residual", f.usd_delta(-design.cost.residual_usd), "credit at the horizon"),) \
+            + figures[4:]
     sched, sched_note = workloads.schedule(design, band)
     est, unpriced = bomtable.mark_counts(design, catalog)
     bom_note = (f"{len(design.bom)} lines; {est} estimated and {unpriced} unpriced (marked). Click a heading to "

@@ -45,8 +45,8 @@ def workload_table(design: Design, band: ErrorBand | None) -> Table:
     headers = (Header("workload", note="and where it runs"), Header("GPUs", True), Header("plan"), Header("step", True),
                Header("utilization", True, "compute time over step time; the spec's minimum in brackets"),
                Header("MFU", True), Header("TFLOP/s/GPU", True), Header("tokens/s", True),
-               Header("time to train", True), Header("model band", False, "range the model's error against "
-                                                                           "published runs gives"),
+               Header("time to train", True), Header("model band", False, "real times the central 80% of the "
+                                                                           "model's errors against published runs give"),
                Header("deadline", True), Header("margin", True), Header("memory/GPU", True),
                Header("cloud cost", True))
     cloud = any(w.cost_usd for w in design.workloads)
@@ -126,7 +126,8 @@ def schedule(design: Design, band: ErrorBand | None) -> tuple[Figure | None, str
             if planned else "The design file records no start days: each bar is a workload's time to train from "
                             "day 0, not a schedule")
     if band is not None:
-        note += "; the whiskers are the range the model's error against published runs gives"
+        note += ("; the whiskers are the range the central 80% of the model's errors against published runs "
+                 "gives")
     note += (f"; the red tick is the deadline; the horizon (day {f.num(design.horizon_days)}) is the dashed line "
              "when it falls near the runs.")
     return Figure("schedule", svg, note), note
@@ -161,11 +162,12 @@ def band_items(band: ErrorBand | None) -> tuple[Item, ...]:
     if band is None:
         return (Item("error band", "not available"),)
     items = [
-        Item("published runs compared", f"{band.runs}", f"{band.left_out} left out; see {band.document}"),
-        Item("median error", f.pct(band.median_abs_error), "absolute, of predicted speed"),
-        Item("worst error", f.pct(band.max_abs_error)),
-        Item("band on times", f"{band.min_signed_error * 100:+.1f}% to {band.max_signed_error * 100:+.1f}%",
-             "a predicted time t stands for a run of t x (1 + error), over the errors seen"),
+        Item("published runs compared", f"{band.runs}", f"{band.left_out} could not be scored; see {band.document}"),
+        Item("median error", f.pct(band.median_abs_error), "absolute, of the predicted step time"),
+        Item("central 80% of errors", f"{band.p10_signed_error * 100:+.1f}% to {band.p90_signed_error * 100:+.1f}%",
+             "predicted over published step time - 1; a predicted time t stands for a run of t / (1 + error)"),
+        Item("extremes", f"{band.min_signed_error * 100:+.1f}% to {band.max_signed_error * 100:+.1f}%",
+             "the runs furthest off"),
     ]
     return tuple(items)
 
