@@ -22,7 +22,7 @@ from designer.report.html.band import ErrorBand
 from designer.report.html.view import Cell, Figure, Header, Item, Row, Table, extra_fields, num, value_text
 from designer.report.summary import quantity_text, system_line
 
-_KNOWN_DESIGN = ("software", "tool_version", "spec_name", "spec_digest", "catalog_digest", "catalog_dates", "objective",
+_KNOWN_DESIGN = ("software", "catalog_files", "tool_version", "spec_name", "spec_digest", "catalog_digest", "catalog_dates", "objective",
                  "horizon_days", "system", "cost", "workloads", "bom", "alternatives", "constraints", "solver",
                  "warnings", "facility", "schema_version")
 _KNOWN_SYSTEM = ("deployment", "server", "gpu", "nodes", "gpus", "fabric", "topology", "oversubscription",
@@ -202,9 +202,13 @@ def _software(design: Design) -> tuple[Item, ...]:
 
 
 def _catalog_dates(design: Design) -> Table:
-    rows = tuple(Row((Cell(name), Cell(date, date)), key=f"catalog|{name}")
-                 for name, date in sorted(design.catalog_dates.items()))
-    return Table("catalog-dates", (Header("catalog file"), Header("newest as_of")), rows, sortable=False)
+    """Each catalog file the design was made with: its newest ``as_of`` and its sha256 when recorded."""
+    digests = getattr(design, "catalog_files", {}) or {}
+    names = sorted(set(design.catalog_dates) | set(digests))
+    rows = tuple(Row((Cell(name), Cell(design.catalog_dates.get(name, "-")), Cell(digests.get(name, "-"), cls="sku")),
+                     key=f"catalog|{name}") for name in names)
+    return Table("catalog-dates", (Header("catalog file"), Header("newest as_of"), Header("sha256")), rows,
+                 sortable=False)
 
 
 def _fabric(design: Design, catalog: Catalog | None) -> tuple[Figure | None, str, tuple[str, ...]]:
