@@ -6,7 +6,8 @@ Each command group lives in its own module and knows nothing of this one (no imp
 list|show) and :mod:`~designer.cli.whatif` (frontier, sweep). A command parses its arguments, makes
 one call into the library, renders and sets the exit code (:mod:`~designer.cli.run`); the CLI is
 the only part of the package that prints or exits. Exit codes (docs/contract.md): 0 success, 1 designs
-differ (``diff``), 2 bad input, 3 infeasible, 4 no answer in time, 130 interrupted.
+differ (``diff``), 2 bad input, 3 infeasible, 4 no answer in time, 5 a cost rise beyond
+``diff --fail-on-increase``, 130 interrupted.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ or :mod:`designer.pictures`, print or write, set the exit code.
 
 from __future__ import annotations
 
-__all__ = ["BomFormat", "DiffFormat", "bom", "diff", "explain", "draw_command"]
+__all__ = ["BomFormat", "DiffFormat", "EXIT_COST_INCREASE", "bom", "diff", "explain", "draw_command"]
 
 from enum import Enum
 from pathlib import Path
@@ -14,8 +14,8 @@ from typing import List, Optional
 
 import typer
 
-from designer.cli.run import run
-from designer.errors import InputError
+from designer.cli.run import err, run
+from designer.errors import InputError, Location
 
 
 class BomFormat(str, Enum):
@@ -53,19 +53,73 @@ def bom(
     run(body)
 
 
+EXIT_COST_INCREASE = 5  # diff --fail-on-increase: the total cost rose more than allowed
+
+
+def _baseline(ref: str, path: Path):
+    """The design file at ``path`` as committed in git at ``ref`` (``git show REF:./FILE``, run in
+    the file's folder so that the path is the one given)."""
+    import subprocess
+
+    from designer.design import io as design_io
+
+    where = f"{ref}:{path.name}"
+    if ref.startswith("-") or any(ch in ref for ch in "\n\x00"):
+        raise InputError(f"--baseline {ref!r} is not a git revision")
+    try:
+        proc = subprocess.run(["git", "show", f"{ref}:./{path.name}"], cwd=path.parent.resolve(), capture_output=True,
+                              timeout=60)
+    except FileNotFoundError:
+        raise InputError("--baseline needs git, and git is not installed") from None
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise InputError(f"--baseline: cannot run git: {exc}") from None
+    if proc.returncode != 0:
+        why = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise InputError(f"not found at git revision {ref!r}: {why[-1] if why else 'git show failed'}",
+                         Location(str(path)))
+    try:
+        text = proc.stdout.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"not UTF-8 text at git revision {ref!r}", Location(str(path))) from None
+    return design_io.parse_design(text, where)
+
+
 def diff(
-    old: Path = typer.Argument(..., help="The design before.", show_default=False),
-    new: Path = typer.Argument(..., help="The design after.", show_default=False),
+    designs: List[Path] = typer.Argument(..., metavar="OLD NEW | DESIGN", show_default=False,
+                                         help="The design before and the design after; with --baseline, "
+                                              "only the design after."),
     fmt: DiffFormat = typer.Option(DiffFormat.table, "--format", "-f", help="Output format."),
+    baseline: Optional[str] = typer.Option(None, "--baseline", metavar="GITREF",
+                                           help="Compare DESIGN with the same file as committed at GITREF "
+                                                "(a branch, tag or commit), e.g. --baseline main."),
+    fail_on_increase: Optional[str] = typer.Option(
+        None, "--fail-on-increase", metavar="PCT|$X",
+        help=f"Exit {EXIT_COST_INCREASE} when the total cost rose by more than this: 5% of the old total, or $50k."),
 ) -> None:
-    """What changed between two designs. Exit 0 same, 1 differ, 2 bad input."""
+    """What changed between two designs (+ added, ~ changed, - removed).
+
+    Exit 0 same, 1 differ, 2 bad input, 5 the total cost rose more than --fail-on-increase.
+    """
     from designer import report
     from designer.design import diff as diff_mod
     from designer.design import io as design_io
+    from designer.report import fmt as fmt_mod
 
     def body() -> int:
-        a = design_io.load_design(old)
-        b = design_io.load_design(new)
+        limit = None
+        if fail_on_increase is not None:
+            try:
+                limit = diff_mod.parse_increase_limit(fail_on_increase)
+            except ValueError as exc:
+                raise InputError(str(exc)) from None
+        if baseline is not None:
+            if len(designs) != 1:
+                raise InputError("with --baseline, give one design file: the one to compare with its committed version")
+            a, b = _baseline(baseline, designs[0]), design_io.load_design(designs[0])
+        else:
+            if len(designs) != 2:
+                raise InputError("give two design files, OLD and NEW (or one with --baseline GITREF)")
+            a, b = design_io.load_design(designs[0]), design_io.load_design(designs[1])
         d = diff_mod.diff_designs(a, b)
         if fmt is DiffFormat.html:
             from designer.report import html
@@ -73,6 +127,12 @@ def diff(
             typer.echo(html.render_diff_html(d), nl=False)
         else:
             typer.echo(report.render_diff(d, fmt.value), nl=False)
+        if limit is not None and limit.exceeded_by(d):
+            t = d.total
+            pct = "" if t.delta_pct is None else f" ({t.delta_pct:+.1f}%)"
+            err(f"cost increase: the total rose {fmt_mod.usd(t.delta_usd)}{pct}, "
+                f"more than --fail-on-increase {limit.text}")
+            return EXIT_COST_INCREASE
         return 0 if d.is_empty else 1
 
     run(body)

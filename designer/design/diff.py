@@ -14,7 +14,10 @@ __all__ = [
     "FieldChange",
     "MoneyChange",
     "WorkloadChange",
+    "IncreaseLimit",
+    "SYMBOLS",
     "diff_designs",
+    "parse_increase_limit",
 ]
 
 from dataclasses import dataclass, fields
@@ -37,6 +40,14 @@ class ChangeKind(str, Enum):
     ADDED = "added"
     REMOVED = "removed"
     CHANGED = "changed"
+
+    @property
+    def symbol(self) -> str:
+        """``+`` added, ``~`` changed, ``-`` removed (Terraform's plan markers)."""
+        return SYMBOLS[self]
+
+
+SYMBOLS = {ChangeKind.ADDED: "+", ChangeKind.CHANGED: "~", ChangeKind.REMOVED: "-"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +162,57 @@ class DesignDiff:
     def bom_delta_usd(self) -> float:
         """Sum of the BOM line total changes."""
         return bom.round_money(sum(c.delta_usd for c in self.bom))
+
+    def counts(self) -> dict[str, int]:
+        """How many BOM lines were added, changed and removed, and how many system fields and
+        workloads changed (the diff's summary line)."""
+        out = {k.value: sum(c.kind is k for c in self.bom) for k in (ChangeKind.ADDED, ChangeKind.CHANGED,
+                                                                     ChangeKind.REMOVED)}
+        out["system_fields"] = len(self.system)
+        out["workloads"] = len(self.workloads)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class IncreaseLimit:
+    """The most the total cost may rise: a fraction of the old total (``5%``) or dollars (``$50k``)."""
+
+    text: str
+    fraction: float | None = None
+    usd: float | None = None
+
+    def exceeded_by(self, diff: DesignDiff) -> bool:
+        """Whether the new total is more than the limit above the old one."""
+        rise = diff.total.delta_usd
+        if self.usd is not None:
+            return rise > bom.round_money(self.usd)
+        old = bom.round_money(diff.total.old_usd)
+        assert self.fraction is not None
+        return rise > 0 and (old <= 0 or rise > self.fraction * abs(old) + 0.005)
+
+
+def parse_increase_limit(text: str) -> IncreaseLimit:
+    """``5%`` (of the old total) or ``$50k`` (dollars, as the spec writes money).
+
+    Raises:
+        ValueError: neither form; the message says how to write it.
+    """
+    from designer.spec import units
+
+    written = text.strip()
+    if written.endswith("%"):
+        try:
+            pct = float(written[:-1].strip())
+        except ValueError:
+            pct = -1.0
+        if not 0 <= pct < 1e6:
+            raise ValueError(f"--fail-on-increase: cannot read {written!r} as a percentage such as 5%")
+        return IncreaseLimit(written, fraction=pct / 100.0)
+    try:
+        return IncreaseLimit(written, usd=units.parse_money(written))
+    except units.UnitError:
+        raise ValueError(f"--fail-on-increase: expected a percentage such as 5% or dollars such as $50k, "
+                         f"got {written!r}") from None
 
 
 def _field_changes(old: Any, new: Any, names: Iterable[str], prefix: str = "") -> list[FieldChange]:

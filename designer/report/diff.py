@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-__all__ = ["DIFF_FORMATS", "render_diff", "diff_to_json_dict"]
+__all__ = ["DIFF_FORMATS", "render_diff", "diff_to_json_dict", "summary_line"]
 
 import json
 from typing import Any
 
 from designer.design import bom
-from designer.design.diff import BomChange, ChangeKind, DesignDiff, MoneyChange, WorkloadChange
+from designer.design.diff import BomChange, DesignDiff, MoneyChange, WorkloadChange
 from designer.design.model import WorkloadResult
 from designer.report import fmt as f
 from designer.report import jsondoc
@@ -32,12 +32,12 @@ def _workload_json(w: WorkloadChange) -> dict[str, Any]:
     util, days = side("utilization"), side("time_to_train_days")
     util["delta"] = None if w.utilization_delta is None else bom.round_sig(w.utilization_delta)
     days["delta"] = None if w.days_delta is None else bom.round_sig(w.days_delta)
-    return {"name": w.name, "status": w.kind.value, "utilization": util, "time_to_train_days": days,
+    return {"name": w.name, "status": w.kind.value, "symbol": w.kind.symbol, "utilization": util, "time_to_train_days": days,
             "changes": [{"field": c.field, "old": c.old, "new": c.new} for c in w.fields]}
 
 
 def _bom_json(c: BomChange) -> dict[str, Any]:
-    return {"status": c.kind.value, "category": c.category, "role": c.role, "sku": c.sku,
+    return {"status": c.kind.value, "symbol": c.kind.symbol, "category": c.category, "role": c.role, "sku": c.sku,
             "old_quantity": c.old_quantity, "new_quantity": c.new_quantity, "quantity_delta": c.quantity_delta,
             "old_unit_price_usd": c.old_unit_price_usd, "new_unit_price_usd": c.new_unit_price_usd,
             "old_total_usd": c.old_total_usd, "new_total_usd": c.new_total_usd, "delta_usd": c.delta_usd}
@@ -51,10 +51,13 @@ def diff_to_json_dict(diff: DesignDiff) -> dict[str, Any]:
     [{"name", "status", "utilization": {"old", "new", "delta"}, "time_to_train_days": {...},
     "changes": [...]}], "bom": [{"status", "category", "role", "sku", "old_quantity", "new_quantity",
     "quantity_delta", "old_unit_price_usd", "new_unit_price_usd", "old_total_usd", "new_total_usd",
-    "delta_usd"}], "bom_delta_usd", "inputs": [{"field", "old", "new"}]}``.
+    "delta_usd"}], "bom_delta_usd", "inputs": [{"field", "old", "new"}]}``; ``summary`` counts the
+    BOM lines ``added``, ``changed`` and ``removed`` and the changed ``system_fields`` and
+    ``workloads``; every item has its ``status`` and its ``symbol`` (``+``, ``~``, ``-``).
     """
     return {
         "is_empty": diff.is_empty,
+        "summary": diff.counts(),
         "old_name": diff.old_name,
         "new_name": diff.new_name,
         "cost": {name: _money_json(getattr(diff, name)) for name in ("total", "capex", "opex", "cloud")},
@@ -96,6 +99,19 @@ def _headline(diff: DesignDiff, fmt: str) -> str:
             f"{f.usd(t.old_usd)}{_arrow(fmt)}{f.usd(t.new_usd)}")
 
 
+def summary_line(diff: DesignDiff) -> str:
+    """One line counting what changed: ``+2 ~1 -0 line items; 2 system fields, 1 workload changed``
+    (``+`` added, ``~`` changed, ``-`` removed, as in the tables below it)."""
+    c = diff.counts()
+
+    def n(count: int, word: str) -> str:
+        return f"{count} {word}{'' if count == 1 else 's'}"
+
+    return (f"Summary: +{c['added']} added, ~{c['changed']} changed, -{c['removed']} removed "
+            f"bill-of-materials lines; {n(c['system_fields'], 'system field')} and "
+            f"{n(c['workloads'], 'workload')} changed.")
+
+
 def _section(title: str, body: str, fmt: str) -> str:
     return f"### {title}\n\n{body}\n" if fmt == "markdown" else f"{title}\n\n{body}\n"
 
@@ -127,7 +143,7 @@ def _workload_rows(diff: DesignDiff, fmt: str) -> list[list[str]]:
         else:
             side = w.new if w.new is not None else w.old
             plan, util, days = _plan(side), f.pct(side.utilization), f.days(side.time_to_train_days)
-        rows.append([w.name, w.kind.value, plan, util, days])
+        rows.append([w.kind.symbol, w.name, plan, util, days])
     return rows
 
 
@@ -144,7 +160,7 @@ def _price(c: BomChange, fmt: str) -> str:
 
 
 def _bom_rows(diff: DesignDiff, fmt: str) -> list[list[str]]:
-    return [[c.kind.value, c.category, c.role, c.sku, f"{f.qty(c.old_quantity)}{_arrow(fmt)}{f.qty(c.new_quantity)}",
+    return [[c.kind.symbol, c.category, c.role, c.sku, f"{f.qty(c.old_quantity)}{_arrow(fmt)}{f.qty(c.new_quantity)}",
              _price(c, fmt), f.usd_delta(c.delta_usd)] for c in diff.bom]
 
 
@@ -164,6 +180,8 @@ def render_diff(diff: DesignDiff, fmt: str = "table") -> str:
         return jsondoc.dumps(diff_to_json_dict(diff))
     head = _headline(diff, fmt)
     parts = [f"## {head}\n" if fmt == "markdown" else f"{head}\n"]
+    if not diff.is_empty:
+        parts.append(summary_line(diff) + "\n")
     if diff.is_empty:
         parts.append("The two designs have the same cost, system, workload plans and predictions, and bill "
                      "of materials.\n")
@@ -173,16 +191,16 @@ def render_diff(diff: DesignDiff, fmt: str = "table") -> str:
         rows = [[c.field, _value(c.old), _value(c.new)] for c in diff.system]
         parts.append(_section("System", f.table(rows, ("field", "old", "new"), fmt), fmt))
     if diff.workloads:
-        body = f.table(_workload_rows(diff, fmt), ("workload", "change", "plan", "utilization", "time to train"), fmt)
+        body = f.table(_workload_rows(diff, fmt), ("", "workload", "plan", "utilization", "time to train"), fmt)
         details = _workload_details(diff)
         if details:
             body += "\n\n" + f.table(details, ("workload", "field", "old", "new"), fmt, "llrr")
         parts.append(_section("Workloads", body, fmt))
     if diff.bom:
-        counts = {k: sum(c.kind is k for c in diff.bom) for k in ChangeKind}
-        title = (f"Bill of materials ({counts[ChangeKind.ADDED]} added, {counts[ChangeKind.REMOVED]} removed, "
-                 f"{counts[ChangeKind.CHANGED]} changed; {f.usd_delta(diff.bom_delta_usd)})")
-        headers = ("change", "category", "role", "SKU", "quantity", "unit price", "cost change")
+        counts = diff.counts()
+        title = (f"Bill of materials (+{counts['added']} added, ~{counts['changed']} changed, "
+                 f"-{counts['removed']} removed; {f.usd_delta(diff.bom_delta_usd)})")
+        headers = ("", "category", "role", "SKU", "quantity", "unit price", "cost change")
         body = f.table(_bom_rows(diff, fmt), headers, fmt, "llllrrr")
         parts.append(_section(title, body, fmt))
     if diff.inputs:

@@ -101,7 +101,7 @@ def test_markdown_is_a_pull_request_comment(design: Design, roce_design: Design)
     first = text.splitlines()[0]
     assert first == "## designer: total cost up $5,547,005.30 (+11.6%), $47,687,431.65 → $53,234,436.95"
     for section in ("### Cost over the horizon", "### System", "### Workloads",
-                    "### Bill of materials (2 added, 2 removed, 7 changed; +$5,153,600.00)"):
+                    "### Bill of materials (+2 added, ~7 changed, -2 removed; +$5,153,600.00)"):
         assert section in text
     assert "| fabric   | infiniband     | roce          |" in text
     assert "| **total** | **$47,687,431.65** | **$53,234,436.95** | **+$5,547,005.30** | **+11.6%** |" in text
