@@ -92,14 +92,18 @@ def jobs(draw, model: ModelArch, batch: int, fp8_ok: bool, software: Software | 
 
 
 @st.composite
-def cases(draw, moe_ok: bool = True) -> Case:
-    """A job, a structurally valid plan for it and a cluster (GPUs with unlimited memory)."""
-    sw = draw(softwares())
+def cases(draw, moe_ok: bool = True, single_stage: bool = False, context_parallel: bool = False) -> Case:
+    """A job, a structurally valid plan for it and a cluster (GPUs with unlimited memory).
+
+    ``single_stage`` draws pp = 1 only and ``context_parallel`` only software stacks that
+    support it, so that tests about one stage or about cp need not filter most cases away."""
+    names = [n for n in PRESET_NAMES if resolve_software(n).profile.context_parallel]
+    sw = draw(softwares(draw(st.sampled_from(names))) if context_parallel else softwares())
     prof = sw.profile
     tp = draw(st.sampled_from([1, 2, 4, 8]))
     cp = draw(st.sampled_from([1, 2, 4, 8] if prof.context_parallel else [1]))
     model = draw(models(tp, cp, moe_ok and prof.expert_parallel))
-    pps = [p for p in (1, 2, 4, 8) if p <= model.layers and (prof.uneven_pipeline or model.layers % p == 0)]
+    pps = [p for p in ((1,) if single_stage else (1, 2, 4, 8)) if p <= model.layers and (prof.uneven_pipeline or model.layers % p == 0)]
     pp = draw(st.sampled_from(pps))
     layout = stage_layout(model.layers, pp, None, None, prof.uneven_pipeline)
     depths = [x for x in interleave_depths(layout) if x > 1] if prof.interleaving and pp > 1 else []

@@ -208,7 +208,7 @@ def test_optimizer_state_is_sharded_over_data_and_context_ranks(case, degree):
 # -- plan rules ------------------------------------------------------------------------------
 
 @PROPS
-@given(cases(), st.sampled_from([2, 4, 8]))
+@given(cases(single_stage=True, context_parallel=True), st.sampled_from([2, 4, 8]))
 def test_context_parallelism_splits_activations_evenly(case, factor):
     """cp ranks each keep the activations of seq_len / cp tokens: cp x the per-GPU activation
     memory is the same for every cp (Korthikanti et al. 2022's per-token terms, the score term
@@ -216,7 +216,7 @@ def test_context_parallelism_splits_activations_evenly(case, factor):
     job, plan = case.job, case.plan
     wider = replace(plan, cp=plan.cp * factor)
     # one stage: with pipeline stages the stage that needs the most memory may change with cp
-    assume(plan.pp == 1 and check_plan(job, wider, case.cluster) is None)
+    assume(check_plan(job, wider, case.cluster) is None)
     micro = job.global_batch // (plan.dp * plan.microbatch)
     a = memory_per_gpu(job, plan, micro).activations * plan.cp
     b = memory_per_gpu(job, wider, micro).activations * wider.cp
