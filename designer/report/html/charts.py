@@ -14,9 +14,11 @@ import math
 from dataclasses import dataclass
 from xml.sax.saxutils import escape
 
-# Okabe & Ito (2008) without black, then lighter tints for a ninth and later category.
+# Okabe & Ito (2008) without black, then Paul Tol's "muted" scheme (also safe for colour-blind
+# readers), then lighter tints: 20 colours before any repeats.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#999999",
-           "#7FB8D8", "#F2CF7F", "#7FCEB9", "#E5BCD3")
+           "#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77", "#CC6677", "#882255",
+           "#AA4499", "#7FB8D8", "#F2CF7F", "#7FCEB9")
 _FONT = 12.0
 _CHAR = 0.6 * _FONT  # average glyph advance, about 0.6 em
 

@@ -88,14 +88,17 @@ def cost_chart(design: Design) -> Figure:
     for group, _, items in groups:
         for i in items:
             colors.setdefault((group, i.name), PALETTE[len(colors) % len(PALETTE)])
-    bars = tuple(Bar(group, tuple(Segment(f"{group}: {i.name}", i.amount_usd, units.format_money_short(i.amount_usd),
+    # The residual credit is drawn at its size, on its own bar, and labelled a credit.
+    bars = tuple(Bar(group, tuple(Segment(f"{group}: {i.name}" + (" (credit)" if i.amount_usd < 0 else ""),
+                                          abs(i.amount_usd), units.format_money_short(i.amount_usd),
                                           colors[(group, i.name)]) for i in items),
                      units.format_money_short(total) + (" credit" if total < 0 else ""))
                  for group, total, items in groups)
     years = design.horizon_days / 365.0
     svg = stacked_bars(bars, title=f"Cost over the horizon by category: total {f.usd(design.cost.total_usd)}",
                        cls="cost-chart")
-    credit = " less the residual value recovered at the horizon" if any(g == "residual" for g, _, _ in groups) else ""
+    credit = (", after the residual value recovered at the horizon (a credit)"
+              if any(g == "residual" for g, _, _ in groups) else "")
     return Figure("cost-chart", svg, f"Cost over {f.num(design.horizon_days)} days ({f.num(years)} years), "
                                      f"total {f.usd(design.cost.total_usd)}{credit}; one bar per group, one colour "
                                      "per item.")

@@ -152,17 +152,31 @@ def _facility(design: Design) -> tuple[Item, ...]:
         return (Item("facility", "not recorded in this design file",
                      "written by an older designer; solve again to record it"),)
     spec = set(fa.from_spec)
+
     def origin(key: str) -> str:
         return "from the spec" if key in spec else f"catalog facility '{fa.name}'"
-    return (
+    items = [
         Item("electricity", f"${fa.electricity_usd_per_kwh:.4g}/kWh", origin("electricity")),
         Item("PUE", f.num(fa.pue), origin("pue")),
         Item("rack", f"{f.num(fa.rack_power_kw)} kW, {fa.rack_units}U", origin("rack_power")),
         Item("installation", f.pct(fa.installation_fraction), "of equipment, once"),
-        Item("maintenance", f.pct(fa.maintenance_fraction_per_year), "of equipment per year"),
-        Item("source", fa.source, f"as of {fa.as_of}"),
-    ) + extra_fields(fa, ("name", "electricity_usd_per_kwh", "pue", "rack_power_kw", "rack_units",
-                          "installation_fraction", "maintenance_fraction_per_year", "from_spec", "source", "as_of"))
+    ]
+    if fa.maintenance_fraction_per_year is not None:
+        items.append(Item("maintenance", f.pct(fa.maintenance_fraction_per_year), "of equipment per year"))
+    else:
+        items.append(Item("support", "by vendor", "contracts per vendor, in the cost lines"))
+    space = getattr(fa, "space", "")
+    if space == "colocation" and getattr(fa, "colocation_usd_per_kw_month", 0.0):
+        items.append(Item("space", f"colocation at ${fa.colocation_usd_per_kw_month:,.2f} per kW-month"))
+    elif space == "owned" and getattr(fa, "build_usd_per_mw", 0.0):
+        items.append(Item("space", f"owned: {f.usd(fa.build_usd_per_mw)} per MW built",
+                          f"over {f.num(fa.build_life_years)} years"))
+    known = ("name", "electricity_usd_per_kwh", "pue", "rack_power_kw", "rack_units", "installation_fraction",
+             "maintenance_fraction_per_year", "from_spec", "source", "as_of", "space", "colocation_usd_per_kw_month",
+             "build_usd_per_mw", "build_life_years")
+    items += extra_fields(fa, known)
+    items.append(Item("source", fa.source, f"as of {fa.as_of}"))
+    return tuple(items)
 
 
 def _prices(design: Design, catalog: Catalog | None) -> tuple[Item, ...]:
