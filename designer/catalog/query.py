@@ -6,7 +6,7 @@ Pure functions over a loaded :class:`~designer.catalog.types.Catalog`; lookups r
 
 from __future__ import annotations
 
-__all__ = ["StaleEntry", "find", "field_keys", "normalize_kind", "has_price", "stale_entries"]
+__all__ = ["StaleEntry", "find", "field_keys", "normalize_kind", "has_price", "stale_entries", "months_older"]
 
 from dataclasses import dataclass
 from datetime import date
@@ -85,17 +85,28 @@ def stale_entries(catalog: Catalog, today: date, months: int = 18) -> tuple[Stal
     GPU prices move by tens of percent within a year (AWS cut P5 on-demand prices by up to 45% in
     June 2025, per usage.ai), so an 18-month-old price deserves a warning, not a failure.
     """
-    index = today.year * 12 + today.month - 1 - months
-    cutoff = date(index // 12, index % 12 + 1, 1)
-    cutoff = cutoff.replace(day=min(today.day, _month_days(cutoff)))
     out = []
     for kind in KINDS:
         for name, entry in catalog.by_kind(kind).items():
-            when = price_date(entry.provenance.as_of)
-            if has_price(kind, entry) and when < cutoff:
-                age = (today.year - when.year) * 12 + today.month - when.month - (today.day < when.day)
+            age = months_older(entry.provenance.as_of, today, months)
+            if has_price(kind, entry) and age is not None:
                 out.append(StaleEntry(kind, name, entry.provenance.as_of, age))
     return tuple(out)
+
+
+def months_older(as_of: str, today: date, months: int = 18) -> int | None:
+    """The age in whole months of a figure dated ``as_of`` when it starts more than ``months``
+    calendar months before ``today``; ``None`` when it is younger (or has no readable date)."""
+    try:
+        when = price_date(as_of)
+    except ValueError:
+        return None
+    index = today.year * 12 + today.month - 1 - months
+    cutoff = date(index // 12, index % 12 + 1, 1)
+    cutoff = cutoff.replace(day=min(today.day, _month_days(cutoff)))
+    if when >= cutoff:
+        return None
+    return (today.year - when.year) * 12 + today.month - when.month - (today.day < when.day)
 
 
 def _month_days(first: date) -> int:

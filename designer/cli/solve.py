@@ -4,6 +4,7 @@ from __future__ import annotations
 
 __all__ = ["SolveFormat", "solve", "estimate"]
 
+from datetime import date
 from enum import Enum
 from pathlib import Path
 from typing import Optional
@@ -30,7 +31,7 @@ def solve(
 ) -> None:
     """Find the cheapest design meeting every constraint. Exit 0 solved, 2 bad input, 3 infeasible, 4 no answer in time."""
     from designer import planner, report
-    from designer.report import jsondoc
+    from designer.report import jsondoc, prices
     from designer.cli import atomic
     from designer.design import io as design_io
     from designer.planner import inputs
@@ -47,6 +48,9 @@ def solve(
             atomic.write_atomic(output, design_io.dump_design(result), read)
         for warning in result.warnings:
             err(f"warning: {warning}")
+        stale = prices.render_stale_prices(prices.stale_prices(result, date.today()))
+        if stale:
+            err(f"warning: {stale}")
         if fmt is SolveFormat.json:
             typer.echo(jsondoc.dumps(design_io.design_to_json_dict(result)), nl=False)
         elif fmt is SolveFormat.yaml:

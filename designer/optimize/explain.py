@@ -9,11 +9,11 @@ a re-solve (budgets, power, racks) or is found by bisection (utilization, deadli
 
 from __future__ import annotations
 
-__all__ = ["diagnose", "alternatives", "constraint_status", "Measures", "program_measures"]
+__all__ = ["diagnose", "alternatives", "constraint_status", "Measures", "program_measures", "line_deltas"]
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Callable
+from typing import Callable, Mapping
 
 from designer.design.model import Alternative, ConstraintStatus
 from designer.errors import InfeasibleError, SolverTimeoutError
@@ -22,7 +22,7 @@ from designer.optimize.milp import Solution
 from designer.optimize.problem import Limits
 from designer.optimize.task import Thresholds
 from designer.optimize.workspace import Workspace
-from designer.spec.units import SECONDS_PER_DAY, format_money, format_power
+from designer.spec.units import SECONDS_PER_DAY, format_money, format_money_short, format_power
 
 _REL = 1e-6  # relative objective change that counts as "lower"
 _UTIL_STEP = 0.005  # precision of the suggested utilization target
@@ -42,6 +42,9 @@ class Measures:
     capex_usd: float
     power_w: float
     racks: float
+    # The total by cost line (server, switch, ..., power, facility, support, residual as a
+    # negative, cloud), when the design's exact pricing is known.
+    by_line: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
 
 
 def program_measures(sol: Solution) -> Measures:
@@ -206,7 +209,8 @@ def alternatives(ws: Workspace, th: Thresholds, sol: Solution, *, solver: str, t
     """The best design in every fabric and deployment class, and why it lost to ``sol``; each
     priced and checked against the limits as ``measure`` counts it (the design's own figures when
     the planner passes them)."""
-    chosen_total = measure(sol).total_usd
+    chosen = measure(sol)
+    chosen_total = chosen.total_usd
     used = {key for key, _ in sol.assignment.values()}
     run = dict(solver=solver, time_limit_s=time_limit_s)
     out = []
@@ -219,17 +223,21 @@ def alternatives(ws: Workspace, th: Thresholds, sol: Solution, *, solver: str, t
         alt = _try(ws, th, keys=keys, **run)
         if alt is not None:
             main = _main_candidate(ws, alt)
-            total = measure(alt).total_usd
+            shown = measure(alt)
+            total = shown.total_usd
             delta = total - chosen_total
+            moved = line_deltas(chosen.by_line, shown.by_line)
             reason = (f"costs {format_money(delta)} more" if delta >= 0
                       else f"costs {format_money(-delta)} less but loses on {ws.task.objective}")
+            if moved and abs(delta) >= 0.005:
+                reason += " (" + ", ".join(f"{k} {_signed(v)}" for k, v in _largest(moved)) + ")"
             budget = ws.limits().total_usd
             fits = budget is None or total <= budget
             if not fits:
                 # It fits the budget as the program counts racks, not once laid out by row.
                 reason = f"over budget once laid out: {format_money(total)} > {format_money(budget)}"
             out.append(Alternative(label, main.deployment.value, main.fabric, main.topology, main.server,
-                                   _nodes(ws, alt), total, delta, fits, reason))
+                                   _nodes(ws, alt), total, delta, fits, reason, MappingProxyType(moved)))
             continue
         reasons = _best_achievable(ws, th, keys)
         if not reasons:
@@ -250,6 +258,28 @@ def alternatives(ws: Workspace, th: Thresholds, sol: Solution, *, solver: str, t
         out.append(Alternative(label, sample.deployment.value, sample.fabric, sample.topology, sample.server,
                                0, None, None, False, "; ".join(reasons)))
     return out
+
+
+_SHOWN_LINES = 3  # cost lines a reason names
+
+
+def line_deltas(chosen: Mapping[str, float], other: Mapping[str, float]) -> dict[str, float]:
+    """Per cost line, what another design costs more (or less) than the chosen one; lines that do
+    not move (to the cent) are left out. This says which line moved the choice."""
+    out = {}
+    for name in sorted(set(chosen) | set(other)):
+        d = other.get(name, 0.0) - chosen.get(name, 0.0)
+        if abs(d) >= 0.005:
+            out[name] = d
+    return out
+
+
+def _largest(moved: Mapping[str, float]) -> list[tuple[str, float]]:
+    return sorted(moved.items(), key=lambda kv: (-abs(kv[1]), kv[0]))[:_SHOWN_LINES]
+
+
+def _signed(usd: float) -> str:
+    return ("+" if usd >= 0 else "-") + format_money_short(abs(usd))
 
 
 def constraint_status(ws: Workspace, th: Thresholds, sol: Solution, *, solver: str,

@@ -201,4 +201,11 @@ def measures_of(lines, cost: CostBreakdown, summary) -> explain.Measures:
     """Cost, IT power (every non-cloud line) and racks (the floor layout's) of a priced design."""
     power_w = total_power_w(l for l in lines if l.category != "cloud")
     racks = summary.server_racks + summary.switch_racks if summary is not None else 0
-    return explain.Measures(cost.total_usd, cost.capex_usd, power_w, float(racks))
+    by_line = {**cost.capex_by_category}
+    for name, usd in cost.opex_by_category.items():
+        by_line[name] = by_line.get(name, 0.0) + usd
+    if cost.residual_usd:
+        by_line["residual"] = -cost.residual_usd
+    if cost.cloud_usd:
+        by_line["cloud"] = cost.cloud_usd
+    return explain.Measures(cost.total_usd, cost.capex_usd, power_w, float(racks), MappingProxyType(by_line))

@@ -297,3 +297,17 @@ def test_bom_diff_and_explain_on_a_design(solved):
     assert run("explain", out).exit_code == 0
     assert run("diff", out, out).exit_code == 0
     assert run("bom", out, "--by", "shelf").exit_code == 2
+
+
+def test_solve_warns_once_about_old_prices(tmp_path):
+    # A price dated 2019 is older than 18 months on any day this test runs.
+    (tmp_path / "old.yaml").write_text(
+        "schema_version: 1\nkind: server\nitems:\n  - name: dgx-h100\n    price: $300,000\n"
+        "    source: an old quote\n    as_of: 2019-01\n")
+    spec = tmp_path / "tiny.yaml"
+    spec.write_text(PINNED + "catalogs: [./old.yaml]\n")
+    result = run("solve", spec)
+    assert result.exit_code == 0, result.output
+    warnings = [l for l in result.stderr.splitlines() if "older than 18 months" in l]
+    assert len(warnings) == 1 and "dgx-h100 (2019-01)" in warnings[0]
+    assert "older than" not in result.stdout

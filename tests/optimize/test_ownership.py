@@ -132,3 +132,19 @@ def test_owned_space_amortises_the_build(tmp_path):
     assert d.cost.capex_by_category["facility"] == pytest.approx(d.system.power_kw / 1e3 * 11.7e6 * 3 / 15,
                                                                   rel=1e-9)
     assert "facility" not in d.cost.opex_by_category
+
+
+def test_alternatives_say_which_cost_lines_moved_the_choice(tmp_path):
+    from tiny_spec import TINY
+
+    path = tmp_path / "two.yaml"
+    path.write_text(TINY.replace("fabrics: [infiniband]", "fabrics: [infiniband, roce]"))
+    spec, catalog = load_inputs(path)
+    d = planner.plan(spec, catalog)
+    moved = [a for a in d.alternatives if a.feasible and a.delta_usd]
+    assert moved, "the spec has a costlier fabric"
+    for a in moved:
+        # The lines add up to the difference, and the largest ones are named in the reason.
+        assert sum(a.delta_by_line.values()) == pytest.approx(a.delta_usd, abs=0.05)
+        top = max(a.delta_by_line, key=lambda k: abs(a.delta_by_line[k]))
+        assert f"({top} " in a.reason
