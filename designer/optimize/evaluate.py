@@ -137,6 +137,7 @@ class Evaluator:
 
     catalog: Catalog
     facility: Facility
+    efficiency: perf.ModelEfficiency = field(default_factory=perf.ModelEfficiency)  # multipliers on the model's rates
     _views: dict = field(default_factory=dict)
     _results: dict = field(default_factory=dict)
     _hints: dict = field(default_factory=dict)
@@ -172,7 +173,8 @@ class Evaluator:
         if key not in self._results:
             self.calls += 1
             try:
-                est = self.search(w.name, w.job, perf.Cluster(gpu=gpu, network=view), gpus, w.plan)
+                est = self.search(w.name, w.job, perf.Cluster(gpu=gpu, network=view, efficiency=self.efficiency),
+                                  gpus, w.plan)
                 self._results[key] = Evaluation(gpus, est)
             except PerfError as exc:
                 self._results[key] = Evaluation(gpus, None, str(exc))

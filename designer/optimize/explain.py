@@ -9,7 +9,7 @@ a re-solve (budgets, power, racks) or is found by bisection (utilization, deadli
 
 from __future__ import annotations
 
-__all__ = ["diagnose", "alternatives", "constraint_status", "Measures", "program_measures", "line_deltas"]
+__all__ = ["diagnose", "shortfalls", "alternatives", "constraint_status", "Measures", "program_measures", "line_deltas"]
 
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -72,6 +72,12 @@ def _try(ws: Workspace, th: Thresholds, *, limits: Limits | None = None, keys=No
 
 def _total(sol: Solution) -> float:
     return sol.capex_usd + sol.opex_usd + sol.cloud_usd
+
+
+def shortfalls(ws: Workspace, th: Thresholds) -> tuple[str, ...]:
+    """Why no workload option qualifies, without re-solving: per workload, the best utilization and
+    time any candidate reaches against the thresholds (every candidate is evaluated)."""
+    return tuple(dict.fromkeys(_best_achievable(ws, th)))
 
 
 def _best_achievable(ws: Workspace, th: Thresholds, keys=None) -> list[str]:

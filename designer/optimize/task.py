@@ -65,3 +65,5 @@ class Task:
     owned: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))  # catalog name -> units owned
     storage: StorageNeeds | None = None  # the on-prem file system's needs (None: no file system)
     licences: tuple[str, ...] = ()  # licence catalog entries charged per GPU-year
+    # Multipliers on the performance model's rates (1: as modelled), for uncertainty studies.
+    efficiency: perf.ModelEfficiency = field(default_factory=perf.ModelEfficiency)

@@ -50,7 +50,7 @@ class Workspace:
         self.candidates = task.candidates
         self.by_key = {c.key: c for c in self.candidates}
         self._ranks = MappingProxyType({k: i for i, k in enumerate(sorted(self.by_key))})
-        self.evaluator = Evaluator(task.catalog, task.facility)
+        self.evaluator = Evaluator(task.catalog, task.facility, task.efficiency)
         self.workloads = task.workloads
         self.systems: dict[str, OnPremSystem | CloudSystem] = {}
         self.skipped: dict[str, str] = {}
@@ -125,7 +125,7 @@ class Workspace:
         view_key, view = (best_view if best else ideal_view)(self.catalog, cand)
         key = (w.name, view_key, cand.deployment.value, th.min_utilization, th.deadlines_s[w.name])
         if key not in self._ideal:
-            cluster = perf.Cluster(gpu=gpu, network=view)
+            cluster = perf.Cluster(gpu=gpu, network=view, efficiency=self.task.efficiency)
             found = None
             limit = (cloud.instance_cap(self.catalog.clouds[cand.server], cand.pricing or "on_demand")
                      if cand.deployment is Deployment.CLOUD else 100_000)
@@ -155,7 +155,8 @@ class Workspace:
         (MFU <= 1) over the deadline. Saves evaluating sizes that cannot qualify."""
         job = w.job
         flops = perf_flops.model_flops(job.model, job.tokens / job.model.seq_len)
-        peak = max(gpu.bf16_flops, gpu.fp8_flops or 0.0)
+        # A compute multiplier above 1 lets the model run faster than the datasheet peak.
+        peak = max(gpu.bf16_flops, gpu.fp8_flops or 0.0) * max(1.0, self.task.efficiency.compute)
         return flops / (peak * th.deadlines_s[w.name])
 
     # ---------------------------------------------------------------- evaluation

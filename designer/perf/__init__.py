@@ -8,7 +8,7 @@ published training runs.
 
 from __future__ import annotations
 
-from designer.perf.cluster import Cluster, NetworkView
+from designer.perf.cluster import Cluster, ModelEfficiency, NetworkView
 from designer.perf.collectives import Collective
 from designer.perf.estimate import Breakdown, StepEstimate
 from designer.perf.memory import MemoryBreakdown
@@ -36,6 +36,7 @@ __all__ = [
     "Job",
     "MemoryBreakdown",
     "MLA",
+    "ModelEfficiency",
     "MoE",
     "ModelArch",
     "NetworkView",

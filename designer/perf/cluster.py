@@ -2,15 +2,16 @@
 
 :class:`NetworkView` is everything the communication model needs to know about the fabric, per
 GPU (the optimizer derives it from a topology, :func:`designer.optimize.evaluate.network_view`);
-the only catalog type used is :class:`designer.catalog.types.Gpu`.
+the only catalog type used is :class:`designer.catalog.types.Gpu`. :class:`ModelEfficiency`
+scales the model's predicted rates, for studies of how far the model may be off.
 """
 
 from __future__ import annotations
 
-__all__ = ["NetworkView", "Cluster"]
+__all__ = ["NetworkView", "ModelEfficiency", "Cluster"]
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from designer.catalog.types import Gpu
 from designer.errors import PerfError
@@ -90,9 +91,49 @@ class NetworkView:
                 raise PerfError(f"network.{name} must be in (0, 1], not {value!r}")
 
 
+# Bounds of a ModelEfficiency multiplier: a model off by more than 20x either way is not a model.
+EFFICIENCY_RANGE = (0.05, 20.0)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelEfficiency:
+    """Multipliers on the rates the performance model predicts (1: as modelled).
+
+    Model: ``compute`` divides every compute time (GEMMs, attention, memory-bound kernels, kernel
+    launches, the optimizer step) by the same factor, as if the GPU and its software stack ran
+    that much faster. ``network`` multiplies every achieved bandwidth (NVLink, in-switch
+    reduction, the NICs' share, bisection), so the bandwidth term of every transfer is divided by
+    it; latencies stay as modelled, and checkpoint writes to storage are not scaled. Overlap,
+    bubbles and the plan search then follow from the scaled times, so a step does not scale
+    exactly. Peak FLOP/s for MFU stay the datasheet's. Monte Carlo studies draw both from the
+    spread of the model's errors against published measurements (docs/validation.md): step
+    times of training runs, and large-message collective bandwidth.
+
+    Raises:
+        PerfError: a multiplier outside :data:`EFFICIENCY_RANGE`.
+    """
+
+    compute: float = 1.0
+    network: float = 1.0
+
+    def __post_init__(self) -> None:
+        low, high = EFFICIENCY_RANGE
+        for name in ("compute", "network"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+                raise PerfError(f"{name} efficiency must lie in [{low:g}, {high:g}], not {value!r}")
+
+    @property
+    def is_nominal(self) -> bool:
+        """Both multipliers are 1: the model as calibrated."""
+        return self.compute == 1.0 and self.network == 1.0
+
+
 @dataclass(frozen=True, slots=True)
 class Cluster:
-    """The hardware a job runs on: one GPU model and the network as the GPUs see it."""
+    """The hardware a job runs on: one GPU model, the network as the GPUs see it, and the
+    multipliers on the model's predicted rates (:class:`ModelEfficiency`)."""
 
     gpu: Gpu
     network: NetworkView
+    efficiency: ModelEfficiency = field(default_factory=ModelEfficiency)

@@ -40,6 +40,13 @@ class LayerTimes:
     gemm_fwd_s: float  # GEMM part of the forward: the window tensor-parallel overlap can use
     attn_fwd_s: float  # attention core forward: the window context-parallel exchanges can use
 
+    def scaled(self, speed: float) -> LayerTimes:
+        """Every time divided by ``speed`` (:class:`designer.perf.ModelEfficiency` ``compute``)."""
+        if speed == 1.0:
+            return self
+        return LayerTimes(self.fwd_s / speed, self.bwd_s / speed, self.recompute_s / speed,
+                          self.gemm_fwd_s / speed, self.attn_fwd_s / speed)
+
 
 def peak_rate(gpu: Gpu, precision: Precision) -> float:
     """Dense datasheet peak FLOP/s of the training precision: the denominator of MFU.

@@ -225,9 +225,10 @@ def _shape(plan: Plan, recompute) -> tuple:
 
 
 @functools.lru_cache(maxsize=2048)
-def _ranked_groups(job: Job, gpu: Gpu, gpus_per_node: int, gpus: int, fixed: PlanConstraints | None) -> _Ranking:
+def _ranked_groups(job: Job, gpu: Gpu, gpus_per_node: int, gpus: int, fixed: PlanConstraints | None,
+                   speed: float = 1.0) -> _Ranking:
     """Every plan group for ``gpus`` GPUs in order of its step-time bound, and why the others
-    cannot run.
+    cannot run. Layer times are divided by ``speed``, the compute efficiency multiplier.
 
     None of this depends on the network (structure, memory and compute do not), so one plan
     search's enumeration serves every fabric the optimizer tries at that size.
@@ -255,10 +256,10 @@ def _ranked_groups(job: Job, gpu: Gpu, gpus_per_node: int, gpus: int, fixed: Pla
             index += 1
             key = (variant.recompute, head.tp, head.cp, head.microbatch, head.sequence_parallel, head.ep)
             if key not in cache:
-                dense = layer_times(variant, head, gpu, False)
-                moe = layer_times(variant, head, gpu, True) if moe_model else None
+                dense = layer_times(variant, head, gpu, False).scaled(speed)
+                moe = layer_times(variant, head, gpu, True).scaled(speed) if moe_model else None
                 lf, lb = logit_times(variant, head, gpu)
-                cache[key] = (dense, moe, lf + lb)
+                cache[key] = (dense, moe, (lf + lb) / speed)
             dense, moe, logits = cache[key]
             out.append(_Group(_compute_bound_s(variant, head, dense, moe, logits), index, variant, group, dense, moe))
     out.sort(key=lambda g: (g.bound_s, g.index))
@@ -293,7 +294,8 @@ def search_plans(job: Job, cluster: Cluster, gpus: int,
     """
     if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1:
         raise PerfError(f"gpus must be a positive integer, not {gpus!r}")
-    ranking = _ranked_groups(job, cluster.gpu, cluster.network.gpus_per_node, gpus, fixed)
+    ranking = _ranked_groups(job, cluster.gpu, cluster.network.gpus_per_node, gpus, fixed,
+                             cluster.efficiency.compute)
     links = netm.links_for(cluster)
     usable = usable_hbm_bytes(cluster.gpu)
     best: StepEstimate | None = None

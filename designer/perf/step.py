@@ -263,6 +263,7 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
     sw = job.software
     prof = sw.profile
     gpu = cluster.gpu
+    speed = cluster.efficiency.compute  # every compute time is divided by it
     gpn = links.gpus_per_node
     tp, cp, pp, dp, ep, v = plan.tp, plan.cp, plan.pp, plan.dp, plan.ep, plan.virtual_stages
     micro = job.global_batch // (dp * plan.microbatch)
@@ -270,12 +271,13 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
     full = job.recompute is Recompute.FULL
 
     # -- compute of one micro-batch on the slowest stage -----------------------------------
+    # Precomputed layer times (plan searches) are scaled by the compute multiplier already.
     if dense is None:
-        dense = layer_times(job, plan, gpu, False)
+        dense = layer_times(job, plan, gpu, False).scaled(speed)
     if moe_frac and moe is None:
-        moe = layer_times(job, plan, gpu, True)
+        moe = layer_times(job, plan, gpu, True).scaled(speed)
     logit_f, logit_b = logit_times(job, plan, gpu)
-    layer, compute_mb, layers_stage = stage_compute(m, plan, dense, moe, logit_f + logit_b)
+    layer, compute_mb, layers_stage = stage_compute(m, plan, dense, moe, (logit_f + logit_b) / speed)
     fwd, bwd, rec = layer.fwd_s, layer.bwd_s, layer.recompute_s
     gemm_win, attn_win = layer.gemm_fwd_s, layer.attn_fwd_s
     layer_compute = fwd + bwd + rec
@@ -413,7 +415,7 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
         opt_params = params.dense / (dp * cp) + params.expert / edp
     else:
         opt_params = params.total
-    optimizer = optimizer_step_s(opt_params, gpu)
+    optimizer = optimizer_step_s(opt_params, gpu) / speed
 
     step_wo_ckpt = micro * t_mb + bubble + dp_step_exposed + optimizer
     checkpoint = 0.0

@@ -160,7 +160,8 @@ def _limits_of(spec: Spec) -> Limits:
                   power_w=c.max_power_w, racks=c.max_racks, nodes=c.max_nodes)
 
 
-def compile_task(spec: Spec, catalog: Catalog, candidates: Iterable[Candidate] | None = None) -> Task:
+def compile_task(spec: Spec, catalog: Catalog, candidates: Iterable[Candidate] | None = None, *,
+                 efficiency: perf.ModelEfficiency | None = None) -> Task:
     """The optimizer's problem for ``spec`` over ``catalog``.
 
     Args:
@@ -168,6 +169,7 @@ def compile_task(spec: Spec, catalog: Catalog, candidates: Iterable[Candidate] |
         catalog: the merged catalog.
         candidates: the candidate systems, when already enumerated (else
             :func:`~designer.planner.candidates.enumerate_candidates`).
+        efficiency: multipliers on the performance model's rates (default: as modelled).
 
     Raises:
         PerfError: a workload's model is not one the performance model accepts.
@@ -181,4 +183,5 @@ def compile_task(spec: Spec, catalog: Catalog, candidates: Iterable[Candidate] |
                 economics=economics_for(spec, catalog, facility), limits=_limits_of(spec),
                 pricing=spec.constraints.pricing[0], fixed_nodes=spec.system.nodes,
                 owned=MappingProxyType({o.name: o.count for o in spec.inventory}),
-                storage=storage_needs(spec, facility, workloads), licences=spec.licences)
+                storage=storage_needs(spec, facility, workloads), licences=spec.licences,
+                efficiency=efficiency or perf.ModelEfficiency())

@@ -12,16 +12,19 @@ __all__ = ["plan", "solve"]
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Callable
 
 from designer.catalog.load import load_catalog
 from designer.catalog.types import Catalog
 from designer.design.model import Design
 from designer.errors import InfeasibleError
 from designer.optimize import batches, explain
+from designer.optimize.candidates import Candidate
 from designer.optimize.milp import Solution
 from designer.optimize.problem import Limits
 from designer.optimize.task import Thresholds
 from designer.optimize.workspace import Workspace
+from designer.perf.cluster import ModelEfficiency
 from designer.planner.assemble import assemble_design, measures
 from designer.planner.candidates import enumerate_candidates
 from designer.planner.compile import compile_task
@@ -30,7 +33,14 @@ from designer.spec.models import Spec
 from designer.spec.units import format_money, format_power
 
 
-def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: float | None = None) -> Design:
+# Up to this many candidates, a plan without explanations still says why it is infeasible
+# (every candidate is evaluated for it); beyond, that would cost more than the solve.
+_SHORTFALLS_UP_TO = 8
+
+
+def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: float | None = None,
+         efficiency: ModelEfficiency | None = None, explain_design: bool = True,
+         keep: Callable[[Candidate], bool] | None = None) -> Design:
     """Find the design of lowest cost (or time) that meets every constraint of ``spec``.
 
     Args:
@@ -39,6 +49,13 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
         solver: ``highs`` or ``cbc``.
         time_limit_s: a time limit for each integer program; on time-out the best design found
             is returned with its optimality gap in ``design.solver`` and a warning.
+        efficiency: multipliers on the performance model's compute and communication rates
+            (:class:`designer.perf.ModelEfficiency`; default: as modelled).
+        explain_design: find the best alternative per class, the constraint table and, when
+            infeasible, what to relax (each by re-solving). Without it the design has no
+            alternatives or constraint table, and an infeasible spec's error gives only the
+            shortfalls of up to a few candidates (studies that solve many variants).
+        keep: consider only the candidate systems it accepts (a study pricing one design).
 
     Raises:
         InfeasibleError: nothing meets the constraints; the error lists conflicts and, for each,
@@ -46,11 +63,13 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
         SolverTimeoutError: no feasible design within the time limit.
     """
     candidates, rejected = enumerate_candidates(spec, catalog)
+    if keep is not None:
+        candidates = tuple(c for c in candidates if keep(c))
     if not candidates:
         reasons = tuple(f"{r.what}: {r.reason}" for r in rejected[:5])
         raise InfeasibleError("no candidate system matches the spec's deployments, fabrics, topologies, GPUs "
                               "and pinned system", reasons=reasons)
-    ws = Workspace(compile_task(spec, catalog, candidates))
+    ws = Workspace(compile_task(spec, catalog, candidates, efficiency=efficiency))
     th = ws.task.thresholds
     run = dict(solver=solver, time_limit_s=time_limit_s)
 
@@ -59,12 +78,17 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
 
     try:
         sol = batches.solve(ws, th, **run)
-    except InfeasibleError:
-        raise explain.diagnose(ws, th, measure=measure, **run) from None
+    except InfeasibleError as exc:
+        if explain_design:
+            raise explain.diagnose(ws, th, measure=measure, **run) from None
+        reasons = explain.shortfalls(ws, th) if len(candidates) <= _SHORTFALLS_UP_TO else exc.reasons
+        raise InfeasibleError("no design meets every constraint", reasons=reasons) from None
     sol = _within_limits(ws, th, sol, measure, run)
     warnings = [spec_warning_text(w) for w in spec.warnings]
     if sol.status != "optimal":
         warnings.append(f"time limit reached: best design found, optimality gap {sol.gap:.2%}")
+    if not explain_design:
+        return assemble_design(spec, ws, sol, (), (), tuple(warnings))
     alternatives = explain.alternatives(ws, th, sol, measure=measure, **run)
     constraints = explain.constraint_status(ws, th, sol, measure=measure, **run)
     return assemble_design(spec, ws, sol, alternatives, constraints, tuple(warnings))
