@@ -18,6 +18,7 @@ SCRIPTS = [
     ("topology_scale.py", []),
     ("validate.py", []),
     ("solve_scale.py", ["--quick"]),
+    ("study_scale.py", ["--quick"]),
 ]
 
 

@@ -2,8 +2,9 @@
 
 Each command group lives in its own module and knows nothing of this one (no import cycles):
 :mod:`~designer.cli.spec` (validate, schema), :mod:`~designer.cli.solve` (solve, estimate),
-:mod:`~designer.cli.design` (bom, diff, explain, draw), :mod:`~designer.cli.review` (report), :mod:`~designer.cli.catalog` (catalog
-list|show) and :mod:`~designer.cli.whatif` (frontier, sweep). A command parses its arguments, makes
+:mod:`~designer.cli.design` (bom, diff, explain, draw), :mod:`~designer.cli.review` (report),
+:mod:`~designer.cli.catalog` (catalog list|show), :mod:`~designer.cli.whatif` (frontier, sweep) and
+:mod:`~designer.cli.study` (study). A command parses its arguments, makes
 one call into the library, renders and sets the exit code (:mod:`~designer.cli.run`); the CLI is
 the only part of the package that prints or exits. Exit codes (docs/contract.md): 0 success, 1 designs
 differ (``diff``), 2 bad input, 3 infeasible, 4 no answer in time, 5 a cost rise beyond
@@ -19,7 +20,7 @@ import sys
 import typer
 
 from designer import __version__
-from designer.cli import design, interrupt, review, solve, spec, whatif
+from designer.cli import design, interrupt, review, solve, spec, study, whatif
 from designer.cli.catalog import catalog_app
 from designer.cli.run import state
 
@@ -59,6 +60,7 @@ app.add_typer(catalog_app, name="catalog", help="What hardware and prices are kn
 app.command("draw")(design.draw_command)
 app.command("frontier")(whatif.frontier_command)
 app.command("sweep")(whatif.sweep_command)
+app.command("study")(study.study_command)
 
 
 def run_app() -> None:

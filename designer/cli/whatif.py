@@ -11,17 +11,15 @@ from __future__ import annotations
 __all__ = ["frontier_command", "sweep_command", "parse_range", "parse_variation", "MAX_POINTS"]
 
 import math
-import os
-import re
-import sys
 from pathlib import Path
 from typing import Callable, List, Optional
 
 import typer
 
-from designer.cli.common import JOBS_OPTION, SOLVER_OPTION, TIME_LIMIT_OPTION, SolverName
+from designer.cli.common import JOBS_OPTION, SCHEDULER_OPTION, SOLVER_OPTION, TIME_LIMIT_OPTION, SolverName
+from designer.cli.progress import ProgressBar
 from designer.cli.run import run
-from designer.design.study import VARIABLES, Variation
+from designer.design.study import Variation
 from designer.errors import InputError
 from designer.spec import units
 
@@ -33,36 +31,6 @@ def _fraction(text: str) -> float:
     """``0.8`` or ``80%``."""
     return units.parse_fraction(text if text.strip().endswith("%") else float(text))
 
-
-def _workers(jobs: Optional[int]) -> int:
-    if jobs is not None:
-        if jobs < 1:
-            raise InputError(f"--jobs must be at least 1, got {jobs}")
-        return jobs
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
-
-
-class _Bar:
-    """A one-line progress bar on stderr, drawn only on a terminal (logs stay clean)."""
-
-    def __init__(self, label: str, width: int = 30):
-        self.label, self.width = label, width
-        self.live = sys.stderr.isatty()
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.live or total <= 0:
-            return
-        filled = self.width * done // total
-        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'-' * (self.width - filled)}] {done}/{total}")
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.live:  # erase the bar: the results follow on stdout
-            sys.stderr.write("\r" + " " * (len(self.label) + self.width + 16) + "\r")
-            sys.stderr.flush()
 
 # ---------------------------------------------------------------- option parsing
 
@@ -111,40 +79,41 @@ def parse_range(text: str, parse: Callable[[str], float] = float, *, what: str =
     return tuple(values)
 
 
-_CHANGE = re.compile(r"^\s*([+-]?\d+(?:\.\d*)?|[+-]?\.\d+)\s*%\s*$")
-
-
-def _change(text: str, what: str) -> float:
-    m = _CHANGE.match(text)
-    if m is None:
-        raise InputError(f"{what}: expected a change in percent such as -30% or +50%, got {text.strip()!r}")
-    return float(m.group(1)) / 100.0
-
-
 def parse_variation(text: str) -> Variation:
-    """``"gpu_price=-30%..+30%"`` as a :class:`Variation`.
+    """``"gpu_price=-30%..+30%"`` (or ``uniform:-30%..+30%``, as ``designer study`` writes a range)
+    as a :class:`Variation`. Any input a study varies may be swept
+    (:data:`designer.design.montecarlo.UNCERTAIN`); a triangular distribution sweeps its range.
 
     Raises:
-        InputError: Unknown variable, malformed range, or a change of -100% or less.
+        InputError: Unknown input, malformed range, a change of -100% or less, or a distribution
+            without a range (normal, lognormal).
 
     Examples:
         >>> parse_variation("electricity=-50%..+100%")
         Variation(name='electricity', low=-0.5, high=1.0)
+        >>> parse_variation("tokens=uniform:-10%..+20%")
+        Variation(name='tokens', low=-0.1, high=0.2)
     """
+    from designer.design.montecarlo import UNCERTAIN
+    from designer.study.distributions import parse_change, parse_distribution
+
     name, sep, span = text.partition("=")
-    name = name.strip()
-    if not sep or name not in VARIABLES:
-        known = ", ".join(VARIABLES)
+    name, span = name.strip(), span.strip()
+    if not sep or name not in UNCERTAIN:
+        known = ", ".join(UNCERTAIN)
         raise InputError(f"--vary {text!r}: expected NAME=LOW..HIGH with NAME one of {known}")
-    low_text, sep, high_text = span.partition("..")
-    if not sep:
-        raise InputError(f"--vary {text!r}: expected a range such as -30%..+30%")
-    low, high = _change(low_text, f"--vary {name}"), _change(high_text, f"--vary {name}")
-    if high < low:
-        low, high = high, low
-    if low <= -1.0:
-        raise InputError(f"--vary {name}: a price cannot fall by 100% or more (got {low:+.0%})")
-    return Variation(name, low, high)
+    what = f"--vary {name}"
+    if ":" not in span:  # the sweep's own spelling: a bare range, either way round
+        low_text, dots, high_text = span.partition("..")
+        if not dots:
+            raise InputError(f"{what}: expected a range such as -30%..+30%, got {span!r}")
+        a, b = parse_change(low_text, what), parse_change(high_text, what)
+        return Variation(name, min(a, b), max(a, b))
+    dist = parse_distribution(span, what)
+    if dist.kind not in ("uniform", "triangular"):
+        raise InputError(f"{what}={span}: a sweep needs a range such as -30%..+30%; "
+                         f"{dist.kind} distributions are for `designer study`")
+    return Variation(name, dist.low, dist.high)
 
 
 # ---------------------------------------------------------------- commands
@@ -162,6 +131,7 @@ def frontier_command(
     solver: SolverName = SOLVER_OPTION,
     time_limit: Optional[float] = TIME_LIMIT_OPTION,
     jobs: Optional[int] = JOBS_OPTION,
+    scheduler: Optional[str] = SCHEDULER_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of the table."),
 ) -> None:
     """Total cost against a target (utilization, deadlines or budget), per fabric and deployment class."""
@@ -170,6 +140,7 @@ def frontier_command(
     from designer.pictures import plot
     from designer.planner import inputs
     from designer.report import jsondoc, study as report_study
+    from designer.study.backends import open_executor
 
     def body() -> int:
         given = [(t, v) for t, v in (("utilization", utilization), ("deadline_scale", deadline_scale),
@@ -191,12 +162,10 @@ def frontier_command(
         read = atomic.spec_inputs(spec_path, spec.catalogs)
         if output is not None:
             atomic.check_writable(output, read)  # before the solves, which can take minutes
-        bar = _Bar(f"solving {len(values)} points")
-        try:
+        with open_executor(jobs, scheduler) as executor, \
+                ProgressBar(f"solving {len(values)} points", where=executor.description) as bar:
             result = study.frontier(spec, catalog, target, values, solver=solver.value, time_limit_s=time_limit,
-                                    workers=_workers(jobs), progress=bar)
-        finally:
-            bar.close()
+                                    executor=executor, progress=bar)
         if as_json:
             typer.echo(jsondoc.dumps(report_study.frontier_to_json_dict(result)), nl=False)
         else:
@@ -211,19 +180,21 @@ def frontier_command(
 def sweep_command(
     spec_path: Path = typer.Argument(..., metavar="SPEC", help="The spec to solve.", show_default=False),
     vary: List[str] = typer.Option(..., "--vary", metavar="NAME=LOW..HIGH",
-                                   help="A price to vary, e.g. gpu_price=-30%..+30% (repeatable). Names: "
+                                   help="An input to vary, e.g. gpu_price=-30%..+30% (repeatable). Names: "
                                         "gpu_price, server_price, switch_price, optics_price, cloud_price, "
-                                        "electricity."),
+                                        "electricity, compute_efficiency, network_efficiency, tokens, deadline."),
     steps: int = typer.Option(5, "--steps", min=2, max=50, help="Grid values per price, ends included."),
     solver: SolverName = SOLVER_OPTION,
     time_limit: Optional[float] = TIME_LIMIT_OPTION,
     jobs: Optional[int] = JOBS_OPTION,
+    scheduler: Optional[str] = SCHEDULER_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of the tables."),
 ) -> None:
-    """How the chosen design depends on prices: re-solve across each range and locate every change (to 1%)."""
+    """How the chosen design depends on prices and other inputs: re-solve across each range and locate every change (to 1%)."""
     from designer import study
     from designer.planner import inputs
     from designer.report import jsondoc, study as report_study
+    from designer.study.backends import open_executor
 
     def body() -> int:
         variations = [parse_variation(v) for v in vary]
@@ -232,12 +203,9 @@ def sweep_command(
             why = study.unused_variation(spec, var.name)
             if why:
                 typer.echo(f"warning: {var.name}: {why}, so its changes cannot move the decision", err=True)
-        bar = _Bar("solving")
-        try:
+        with open_executor(jobs, scheduler) as executor, ProgressBar("solving", where=executor.description) as bar:
             result = study.sweep(spec, catalog, variations, steps=steps, solver=solver.value,
-                                 time_limit_s=time_limit, workers=_workers(jobs), progress=bar)
-        finally:
-            bar.close()
+                                 time_limit_s=time_limit, executor=executor, progress=bar)
         if as_json:
             typer.echo(jsondoc.dumps(report_study.sweep_to_json_dict(result)), nl=False)
         else:

@@ -9,8 +9,8 @@ software versions in the files, and SVG element ids from a fixed salt.
 
 from __future__ import annotations
 
-__all__ = ["IMAGE_FORMATS", "FORMATS", "format_of", "check_matplotlib", "render_dot",
-           "render_drawing", "render_frontier"]
+__all__ = ["IMAGE_FORMATS", "FORMATS", "format_of", "check_matplotlib", "matplotlib_figure", "save_figure",
+           "render_dot", "render_drawing", "render_frontier"]
 
 import io
 import math
@@ -126,6 +126,21 @@ def _matplotlib() -> Iterator[Any]:
     with matplotlib.rc_context({"svg.hashsalt": "designer", "svg.fonttype": "none",
                                 "font.family": "DejaVu Sans"}):
         yield Figure
+
+
+def matplotlib_figure():
+    """Context manager giving matplotlib's ``Figure`` class under the settings that make output
+    deterministic (for the other picture modules).
+
+    Raises:
+        InputError: matplotlib is missing (with the install hint).
+    """
+    return _matplotlib()
+
+
+def save_figure(fig: Any, fmt: str) -> bytes:
+    """A figure as PNG or SVG bytes without dates or software versions (the same picture, the same bytes)."""
+    return _save(fig, fmt)
 
 
 def _save(fig: Any, fmt: str) -> bytes:

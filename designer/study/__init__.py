@@ -1,4 +1,4 @@
-"""What if: re-solve a spec across targets (the cost frontier) or prices (the sensitivity sweep).
+"""What if: re-solve a spec across targets (the cost frontier), inputs (the sensitivity sweep) or drawn scenarios (Monte Carlo).
 
 Both studies are many independent solves of :func:`designer.planner.pipeline.plan` on variants of one
 spec and catalog, run in worker processes and returned in input order, so the result does not
@@ -12,6 +12,13 @@ depend on the number of workers. A solve that finds no design is a point with st
   chosen system at each grid value and bisects every interval where it changes down to
   ``tolerance``.
 
+* :func:`monte_carlo` draws scenarios of prices, model efficiencies and workloads, solves each,
+  prices every design found in every scenario and reports how often each is the cheapest, its
+  cost percentiles and the robust choice (:mod:`~designer.study.montecarlo`).
+
+Where the solves run: :mod:`~designer.study.executor` (this process, local processes),
+:mod:`~designer.study.dask_executor` (a Dask cluster), chosen by :mod:`~designer.study.backends`.
+
 Modules: :mod:`~designer.study.variants`, :mod:`~designer.study.outcome`,
 :mod:`~designer.study.workers`, :mod:`~designer.study.cost_frontier`, :mod:`~designer.study.price_sweep`; the
 results are the data of :mod:`designer.design.study`.
@@ -24,6 +31,7 @@ from designer.design.study import (
     Variation,
 )
 from designer.study.cost_frontier import frontier
+from designer.study.montecarlo import monte_carlo
 from designer.study.outcome import bisect_change, outcome_of, solve_outcome, system_label
 from designer.study.price_sweep import sweep
 from designer.study.variants import grid, unused_variation, with_change, with_target
@@ -32,5 +40,5 @@ __all__ = [
     "TARGETS", "VARIABLES", "TOLERANCE",
     "Outcome", "FrontierPoint", "Switchover", "Frontier", "Variation", "SweepPoint", "Crossover", "Sweep",
     "grid", "with_target", "with_change", "unused_variation", "system_label", "outcome_of",
-    "solve_outcome", "bisect_change", "frontier", "sweep",
+    "solve_outcome", "bisect_change", "frontier", "sweep", "monte_carlo",
 ]

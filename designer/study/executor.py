@@ -1,11 +1,18 @@
 """Where a study's solves run: an executor interface (submit tasks, results in order, cancel) and its
 local backends, in this process or in worker processes that die with their parent.
 
-A task is any picklable object with a ``run()`` method (:class:`~designer.study.workers.Solve`,
-:class:`~designer.study.workers.Bisect`). :meth:`Executor.map` returns results in task order
+A task is any picklable object with a ``run()`` method (the tasks of :mod:`designer.study.workers`
+and :mod:`designer.study.scenarios`). :meth:`Executor.map` returns results in task order
 whatever order they finish in, so a study's result does not depend on the backend or the number
 of workers; :meth:`Executor.cancel` stops everything at once. Another backend (a cluster
-scheduler) implements :meth:`Executor.submit` and :meth:`Executor.cancel` and inherits the rest.
+scheduler) implements :meth:`Executor.submit` and :meth:`Executor.cancel` and inherits the rest:
+:class:`designer.study.dask_executor.DaskExecutor` runs tasks on a Dask cluster.
+
+``map(tasks, failures=True)`` keeps going when a task fails: the task that raised, or whose
+worker died, becomes a :class:`TaskFailure` in its place (a Monte Carlo study reports it with its
+inputs and keeps the other scenarios). A task that is a dataclass with a ``shared`` field (the
+spec and catalog every task of a study carries) may have it sent once per worker rather than once
+per task (:func:`split_shared`, :func:`join_shared`); the Dask backend does.
 
 Worker processes (:class:`ProcessExecutor`) are made to die with the command:
 
@@ -21,8 +28,8 @@ Worker processes (:class:`ProcessExecutor`) are made to die with the command:
 
 from __future__ import annotations
 
-__all__ = ["Task", "Executor", "InlineExecutor", "ProcessExecutor", "make_executor", "kill_children",
-           "PARENT_POLL_S"]
+__all__ = ["Task", "TaskFailure", "Executor", "InlineExecutor", "ProcessExecutor", "make_executor", "kill_children",
+           "split_shared", "join_shared", "describe_error", "PARENT_POLL_S"]
 
 import multiprocessing
 import os
@@ -32,6 +39,8 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any, Callable, Protocol, Sequence
 
 PARENT_POLL_S = 0.1  # how often a worker checks that its parent is alive
@@ -41,6 +50,36 @@ class Task(Protocol):
     """A unit of work: picklable, and ``run()`` returns its (picklable) result."""
 
     def run(self) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TaskFailure:
+    """A task that did not return: it raised, or its worker died (``lost``). ``error`` is one line."""
+
+    index: int
+    error: str
+    lost: bool = False
+
+
+def describe_error(exc: BaseException) -> str:
+    """``Kind: first line of the message``: a failure in one line."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+_LOST = "worker process died (killed, out of memory or crashed)"
+
+
+def split_shared(task: Any) -> tuple[Any, Any] | None:
+    """(the data ``task`` shares with other tasks, ``task`` without it), or None when it shares none."""
+    if is_dataclass(task) and any(f.name == "shared" for f in fields(task)) and task.shared is not None:
+        return task.shared, replace(task, shared=None)
+    return None
+
+
+def join_shared(light: Any, shared: Any) -> Any:
+    """The inverse of :func:`split_shared` (run on a worker)."""
+    return replace(light, shared=shared).run()
 
 
 def _run_task(task: Task) -> Any:
@@ -53,6 +92,7 @@ class Executor(ABC):
     cancels, leaving it normally waits for nothing more and releases the workers."""
 
     workers: int = 1
+    description: str = "this process"  # where the tasks run, for progress messages
 
     @abstractmethod
     def submit(self, task: Task) -> Future:
@@ -65,11 +105,16 @@ class Executor(ABC):
     def close(self) -> None:
         """Release the workers once every task is done (the default: nothing to release)."""
 
-    def map(self, tasks: Sequence[Task], tick: Callable[[], None] | None = None) -> list[Any]:
+    def map(self, tasks: Sequence[Task], tick: Callable[[], None] | None = None, *,
+            failures: bool = False) -> list[Any]:
         """Run ``tasks`` and return their results in task order, calling ``tick`` as each ends.
 
+        With ``failures``, a task that raised or was lost is a :class:`TaskFailure` in its place
+        and the others go on.
+
         Raises:
-            The first exception a task raised (the others are cancelled), or ``KeyboardInterrupt``.
+            Without ``failures``, the first exception a task raised (the others are cancelled);
+            ``KeyboardInterrupt`` always (everything is cancelled).
         """
         futures = [self.submit(task) for task in tasks]
         index = {id(f): i for i, f in enumerate(futures)}
@@ -79,7 +124,13 @@ class Executor(ABC):
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for future in sorted(done, key=lambda f: index[id(f)]):
-                    results[index[id(future)]] = future.result()
+                    i = index[id(future)]
+                    if failures and future.exception() is not None:
+                        exc = future.exception()
+                        lost = isinstance(exc, BrokenProcessPool) or type(exc).__name__ == "KilledWorker"
+                        results[i] = TaskFailure(i, _LOST if lost else describe_error(exc), lost)
+                    else:
+                        results[i] = future.result()
                     if tick is not None:
                         tick()
         except BaseException:
@@ -108,10 +159,17 @@ class InlineExecutor(Executor):
             future.set_exception(exc)
         return future
 
-    def map(self, tasks: Sequence[Task], tick: Callable[[], None] | None = None) -> list[Any]:
+    def map(self, tasks: Sequence[Task], tick: Callable[[], None] | None = None, *,
+            failures: bool = False) -> list[Any]:
         results = []
-        for task in tasks:  # one at a time, ticking as each ends (submit() would run them all first)
-            results.append(task.run())
+        for i, task in enumerate(tasks):  # one at a time, ticking as each ends (submit() would run them all first)
+            if failures:
+                try:
+                    results.append(task.run())
+                except Exception as exc:  # noqa: BLE001 - reported in its place; the others go on
+                    results.append(TaskFailure(i, describe_error(exc)))
+            else:
+                results.append(task.run())
             if tick is not None:
                 tick()
         return results
@@ -174,12 +232,50 @@ class ProcessExecutor(Executor):
 
     def __init__(self, workers: int):
         self.workers = max(1, int(workers))
-        self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=_context(),
-                                         initializer=_prepare_worker, initargs=(os.getpid(),))
+        self.description = f"{self.workers} local process{'es' if self.workers != 1 else ''}"
+        self._pool = self._new_pool(self.workers)
         self._cancelled = False
 
+    @staticmethod
+    def _new_pool(workers: int) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(max_workers=workers, mp_context=_context(), initializer=_prepare_worker,
+                                   initargs=(os.getpid(),))
+
     def submit(self, task: Task) -> Future:
-        return self._pool.submit(_run_task, task)
+        try:
+            return self._pool.submit(_run_task, task)
+        except BrokenProcessPool as exc:  # a worker died earlier: the pool takes nothing more
+            future: Future = Future()
+            future.set_exception(exc)
+            return future
+
+    def map(self, tasks: Sequence[Task], tick: Callable[[], None] | None = None, *,
+            failures: bool = False) -> list[Any]:
+        """As :meth:`Executor.map`; with ``failures``, a worker that dies takes every task it had not
+        finished with it (they are lost with the pool). Those tasks then run once more, each in a
+        process of its own, so only a task that kills its own worker again is a failure."""
+        results = super().map(tasks, tick, failures=failures)
+        if not failures:
+            return results
+        lost = [i for i, r in enumerate(results) if isinstance(r, TaskFailure) and r.lost]
+        if lost:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = self._new_pool(self.workers)
+        for start in range(0, len(lost), self.workers):
+            batch = lost[start:start + self.workers]
+            alone = [ProcessExecutor(1) for _ in batch]
+            try:
+                futures = [one.submit(tasks[i]) for one, i in zip(alone, batch)]
+                for i, future in zip(batch, futures):
+                    exc = future.exception()
+                    if exc is None:
+                        results[i] = future.result()
+                    elif not isinstance(exc, BrokenProcessPool):
+                        results[i] = TaskFailure(i, describe_error(exc))
+            finally:
+                for one in alone:
+                    one.cancel()
+        return results
 
     def _pids(self) -> list[int]:
         # ProcessPoolExecutor keeps its workers in ``_processes`` (pid -> Process) on every

@@ -14,6 +14,7 @@ from designer.catalog.types import Catalog
 from designer.design.model import Design, SystemChoice
 from designer.design.study import TOLERANCE, Crossover, Outcome
 from designer.errors import DesignerError, InfeasibleError, SolverTimeoutError
+from designer.perf import ModelEfficiency
 from designer.planner.pipeline import plan
 from designer.spec.models import Spec
 
@@ -48,11 +49,11 @@ def outcome_of(design: Design) -> Outcome:
                    design.cost.total_usd, "", tuple(classes))
 
 
-def solve_outcome(spec: Spec, catalog: Catalog, *, solver: str = "highs",
-                  time_limit_s: float | None = None) -> Outcome:
+def solve_outcome(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: float | None = None,
+                  efficiency: ModelEfficiency | None = None) -> Outcome:
     """Solve once; no design is an outcome (``infeasible``, ``timeout``, ``error``), not an exception."""
     try:
-        return outcome_of(plan(spec, catalog, solver=solver, time_limit_s=time_limit_s))
+        return outcome_of(plan(spec, catalog, solver=solver, time_limit_s=time_limit_s, efficiency=efficiency))
     except InfeasibleError as exc:
         why = exc.message.splitlines()[0] + (f": {exc.reasons[0]}" if exc.reasons else "")
         return Outcome("infeasible", reason=why)

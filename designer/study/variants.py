@@ -1,19 +1,22 @@
-"""Variants of a spec and catalog for what-if studies: a target set, or one price changed.
+"""Variants of a spec and catalog for what-if studies: a target set, one price changed, or a scenario's factors.
 
 Pure: each function returns a new spec (or catalog) and leaves its inputs as they were.
 """
 
 from __future__ import annotations
 
-__all__ = ["grid", "with_target", "with_change", "unused_variation"]
+__all__ = ["Factors", "grid", "with_target", "with_change", "apply_factors", "unused_variation"]
 
+import math
 from dataclasses import replace
 from types import MappingProxyType
 from typing import Any, Callable
 
 from designer.catalog.types import Catalog, MediaKind
+from designer.design.montecarlo import EFFICIENCY_VARIABLES, PRICE_VARIABLES
 from designer.design.study import TARGETS, VARIABLES, Variation
 from designer.errors import InputError
+from designer.perf import ModelEfficiency
 from designer.planner.compile import facility_for
 from designer.spec.models import Spec
 
@@ -110,12 +113,41 @@ def with_change(spec: Spec, catalog: Catalog, variable: str, change: float) -> t
     return spec, catalog
 
 
+Factors = tuple[tuple[str, float], ...]  # (input name, factor) pairs: each input times its factor
+
+
+def apply_factors(spec: Spec, catalog: Catalog, factors: Factors) -> tuple[Spec, Catalog, ModelEfficiency]:
+    """The spec, catalog and model efficiency of a scenario: each input times its factor.
+
+    Raises:
+        InputError: an unknown input or a factor of zero or less.
+    """
+    efficiency = {"compute_efficiency": 1.0, "network_efficiency": 1.0}
+    for name, factor in factors:
+        if not factor > 0 or not math.isfinite(factor):
+            raise InputError(f"{name}: the factor must be positive, got {factor!r}")
+        if name in PRICE_VARIABLES:
+            spec, catalog = with_change(spec, catalog, name, factor - 1.0)
+        elif name in EFFICIENCY_VARIABLES:
+            efficiency[name] = factor
+        elif name == "tokens":
+            spec = replace(spec, workloads=tuple(replace(w, tokens=w.tokens * factor) for w in spec.workloads))
+        elif name == "deadline":
+            spec = replace(spec, workloads=tuple(w if w.deadline_s is None else replace(w, deadline_s=w.deadline_s * factor)
+                                                 for w in spec.workloads))
+        else:
+            raise InputError(f"unknown study input {name!r}")
+    return spec, catalog, ModelEfficiency(efficiency["compute_efficiency"], efficiency["network_efficiency"])
+
+
 def unused_variation(spec: Spec, variable: str) -> str:
     """Why varying ``variable`` cannot change this spec's decision, or ``""`` when it can.
 
     Cloud prices matter only when the spec allows cloud; every other price only when it allows
     on-prem (electricity, GPUs, servers, switches and optics are bought).
     """
+    if variable not in PRICE_VARIABLES:
+        return ""
     allowed = {d.value for d in spec.constraints.deployments}
     if spec.system.deployment is not None:
         allowed &= {spec.system.deployment.value}

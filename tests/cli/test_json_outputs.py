@@ -50,6 +50,8 @@ CASES = {
     ("catalog show", "--json"): ["catalog", "show", "nvidia-qm9700", "--json"],
     ("frontier", "--json"): ["frontier", "{spec}", "--utilization", "0.5,0.6", "--json", "-j", "1"],
     ("sweep", "--json"): ["sweep", "{spec}", "--vary", "gpu_price=-10%..+10%", "--steps", "2", "--json", "-j", "1"],
+    ("study", "--format"): ["study", "{spec}", "--vary", "gpu_price=normal:10%", "--samples", "2", "--format", "json",
+                            "-j", "1"],
 }
 
 
