@@ -50,9 +50,6 @@ WORST_TARGET = 0.25
 LOSO_TARGET = 0.10
 # Runs the model misses by more than WORST_TARGET, and why (the test keeps this list exact).
 BEYOND = {
-    "megatron-core-h100-strong-177B-4608gpu": "layout, micro-batch and schedule not published: the documented "
-        "defaults (micro-batch 1, plain 1F1B) make the best layout slower than the run, which interleaved; the "
-        "interval reaches -10 %",
     "llama3-405b-16384gpu-seq131072": "128K context over CP16: the model is 32 % optimistic at long context "
         "(attention kernels on context-parallel chunks run below the efficiency the model gives them)",
     "torchtitan-llama3.1-8b-8xH100-fsdp1-cp8-seq256k": "256K context over CP8: the same long-context optimism",
@@ -370,7 +367,7 @@ Fit procedure: `TP_OVERLAP_EFFICIENCY` and `HBM_EFFICIENCY` are fitted by a grid
 (`FIT_GRID` in `benchmarks/validate.py`) minimising the median absolute error, each run timed on
 the plan its scored prediction chose. Leave-one-source-out refits them on all other sources and
 scores the held-out source with those values. Every other constant has its own source
-(`designer/perf/constants.py`, `designer/perf/software.py`) and is not fitted.
+(`designer/perf/constants.py`, `designer/perf/stacks.py`) and is not fitted.
 
 Notes:
 

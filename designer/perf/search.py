@@ -9,8 +9,9 @@ stack can split the layers over (evenly, or with other first and last stages,
 micro-batches of 1-8 sequences, interleaving at every depth that divides a stage's layers on
 stacks that interleave, and the stack's ZeRO stages (with pipeline parallelism only those its
 pipeline engine runs). With ``recompute: auto`` every recomputation the stack has is tried
-too. Stages 1 and 2 run equally fast in this model (stage 2 only saves memory), so the first of
-them that fits is timed; stage 0 and stage 3 are timed as well when they fit and kept if faster.
+too. Every ZeRO stage that fits is timed (their data-parallel schedules differ,
+:mod:`designer.perf.dataparallel`), except that a stage reducing every micro-batch is skipped when
+a bound from a once-a-step stage of the same shape shows it cannot win.
 """
 
 from __future__ import annotations
@@ -52,14 +53,9 @@ def _pow2_upto(limit: int) -> list[int]:
     return out
 
 
-def _timing_class(zero: int) -> int:
-    """ZeRO stages with the same step time (1 and 2 differ only in memory)."""
-    return 1 if zero in (1, 2) else zero
-
-
 def _zero_stages(job: Job, pp: int, fixed: int | None) -> tuple[int, ...]:
     """ZeRO stages to try, lowest first: the stack's (ZeRO-0 only where the stack has no
-    distributed optimizer: it moves the same bytes as stage 1 with more memory)."""
+    distributed optimizer: it moves the same bytes as stage 1, once a step, with more memory)."""
     if fixed is not None:
         return (fixed,)
     prof = job.software.profile
@@ -69,12 +65,14 @@ def _zero_stages(job: Job, pp: int, fixed: int | None) -> tuple[int, ...]:
     return tuple(stages) or (prof.zero_stages[0],)
 
 
-def _zero3_floor_s(shallow: Timing) -> float:
-    """A lower bound on the step time of the ZeRO-3 twin of a ZeRO 0-2 plan.
+def _sharded_floor_s(shallow: Timing) -> float:
+    """A lower bound on the step time of the ZeRO 2-3 twin of a plan whose ZeRO 1 (or higher)
+    stage moves its data-parallel traffic once a step.
 
-    The two differ only in their data-parallel terms: ZeRO-3 adds per-micro-batch gathers
-    (never negative) and at best removes the once-per-step exposed reduction, which is at most
-    the whole data-parallel time ``dp_comm_s``; the checkpoint stall scales with the rest.
+    The two differ only in their data-parallel terms (the optimizer step shards alike): the twin
+    adds per-micro-batch traffic (never negative exposure) and at best removes the once-a-step
+    exposed part, which is at most the whole data-parallel time ``dp_comm_s``; the checkpoint
+    stall scales with the rest.
     """
     rest = shallow.step_s - shallow.checkpoint_s
     return (rest - shallow.dp_comm_s) * shallow.step_s / rest
@@ -193,20 +191,17 @@ class _Group:
         self._fit: tuple[tuple[Plan, ...], str | None] | None = None
 
     def fit(self, usable: float) -> tuple[tuple[Plan, ...], str | None]:
-        """The plans to time, in order (they fit in memory; one per timing class), and why
-        none fits when there are none."""
+        """The plans to time, in order (those that fit in memory), and why none fits when
+        there are none."""
         job = self.job
         if self._fit is None:
             micro = job.global_batch // (self.group[0].dp * self.group[0].microbatch)
             timed: list[Plan] = []
-            classes: set[int] = set()
             need = 0.0
             for plan in self.group:
                 need = memory_per_gpu(job, plan, micro).total
-                if need > usable or _timing_class(plan.zero) in classes:
-                    continue
-                classes.add(_timing_class(plan.zero))
-                timed.append(plan)
+                if need <= usable:
+                    timed.append(plan)
             reason = None if timed else f"needs {need / 1e9:.0f} GB or more per GPU, {usable / 1e9:.0f} GB usable"
             self._fit = (tuple(timed), reason)
         return self._fit
@@ -312,13 +307,15 @@ def search_plans(job: Job, cluster: Cluster, gpus: int,
         plans, _ = g.fit(usable)
         if not plans:
             continue
-        shallow: Timing | None = None  # the group's ZeRO 0-2 timing
+        shallow: Timing | None = None  # the group's timing with a once-a-step ZeRO 1+ schedule
+        prof = g.job.software.profile
         for plan in plans:
-            if plan.zero == 3 and shallow is not None and best is not None \
-                    and _zero3_floor_s(shallow) >= best.step_time_s:
+            sched = prof.dp_schedule(plan.zero)
+            if (sched.reduce_per_microbatch or sched.gathers) and shallow is not None and best is not None \
+                    and _sharded_floor_s(shallow) >= best.step_time_s:
                 continue
             t = step_timing(g.job, plan, cluster, links, g.dense, g.moe)
-            if plan.zero < 3:
+            if plan.zero >= 1 and not sched.reduce_per_microbatch and not sched.gathers:
                 shallow = t
             if best is None or t.step_s < best.step_time_s \
                     or (t.step_s == best.step_time_s and g.index < best_index):

@@ -17,10 +17,10 @@ Model:
   (:mod:`designer.perf.software`).
 * 1F1B pipeline: ``(m + (p-1)/v) x T_mb`` for m micro-batches, p stages, v interleaved chunks
   (bubble fraction ``(p-1)/(v m)``, Narayanan et al. SC21 sec. 2.2).
-* Data parallelism with ZeRO 0-2: gradients reduced once per step in the stack's buckets (or per
-  layer), parameters gathered once (distributed optimizer); overlapped with the backward of the
-  last micro-batch and the forward of the first, except the last bucket, when the stack
-  overlaps at that stage.
+* Data parallelism (:mod:`designer.perf.dataparallel`): per the stack's schedule for the ZeRO
+  stage, gradients reduced and parameters gathered once a step, overlapped with the backward of
+  the last micro-batch and the forward of the first except one bucket, or layer by layer in every
+  micro-batch (ZeRO 2-3), overlapped with that micro-batch's compute.
 * Adam step (memory-bound) and the amortised checkpoint stall are added at the end.
 
 ``step = compute + bubble + exposed communication + optimizer + checkpoint`` exactly, and
@@ -47,12 +47,12 @@ from designer.perf import constants as K
 from designer.perf import network as netm
 from designer.perf.cluster import Cluster
 from designer.perf.compute import LayerTimes, layer_times, logit_times, optimizer_step_s, peak_rate
+from designer.perf.dataparallel import dp_terms
 from designer.perf.estimate import Breakdown, StepEstimate
 from designer.perf.flops import model_flops_per_token
 from designer.perf.memory import memory_per_gpu, stage_params, usable_hbm_bytes
 from designer.perf.overlap import exposed_s
 from designer.perf.pipeline import StageLayout, bubble_microbatches, stage_layout
-from designer.perf.software import Gather
 from designer.perf.structure import structure_reason
 from designer.perf.types import Job, ModelArch, Plan, Precision, Recompute
 
@@ -221,38 +221,13 @@ def stage_compute(model: ModelArch, plan: Plan, dense: LayerTimes, moe: LayerTim
     return layer, compute, layers
 
 
-def _chunked(collective, total: float, chunk: float, *args, **kwargs) -> float:
-    """Time of ``total`` bytes moved as collectives of ``chunk`` bytes (each pays its latency)."""
-    if total <= 0.0:
-        return 0.0
-    if chunk <= 0.0 or chunk >= total:
-        return collective(total, *args, **kwargs)
-    whole = int(total // chunk)
-    rest = total - whole * chunk
-    out = whole * collective(chunk, *args, **kwargs)
-    return out + (collective(rest, *args, **kwargs) if rest > 0.0 else 0.0)
-
-
-def _per_gpu_gather_s(n: float, group: netm.Group, links: netm.Links, cross_leaf: bool) -> float:
-    """All-gather (or reduce-scatter) whose ranks each push their whole share through their own
-    NIC, as DeepSpeed's flat coalesced gathers do: ``(p - 1)/p n / NIC rate`` plus the ring's
-    latency; the node's NICs do not pool the group's traffic."""
-    if group.nodes == 1:
-        return netm.all_gather_s(n, group, links)
-    net = links.net_Bps / (links.oversubscription if cross_leaf else 1.0)
-    p = group.size
-    return (p - 1) / p * n / net + netm.ring_latency_s(p, group.nodes, links, 1)
-
-
-def _dp_chunk_params(job: Job, plan: Plan, stage_total: float, layers: int, overlapped: bool) -> float:
-    """Parameters per data-parallel collective: the stack's bucket (Megatron-Core: at least 1M
-    per rank), a layer where it reduces per layer, or the whole buffer where it reduces once."""
-    prof = job.software.profile
-    if not overlapped and prof.whole_buffer_reduce:
-        return stage_total
-    if prof.grad_bucket_params is None:
-        return stage_total / max(layers, 1)
-    return max(prof.grad_bucket_params, prof.bucket_params_per_rank * plan.dp * plan.cp)
+def _column_share(m: ModelArch) -> float:
+    """Share of a dense layer's GEMM FLOPs in its column-parallel GEMMs (QKV and the first MLP
+    projection, Megatron's ColumnParallelLinear), the window of the asynchronous backward
+    reductions."""
+    h = m.hidden
+    col = h * (m.q_dim + 2 * m.kv_dim) + h * m.ffn_size * (2 if m.gated_mlp else 1)
+    return col / (col + m.v_dim * h + m.ffn_size * h)
 
 
 def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
@@ -286,7 +261,7 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
     act_msg = tokens_local * m.hidden * K.ACT_BYTES
 
     # -- tensor parallelism: 4 all-reduce equivalents per layer, 6 with full recompute -------
-    tp_layer = 0.0
+    tp_layer = tp_bwd_async = 0.0
     if tp > 1:
         group = netm.group_layout(tp, 1, gpn)
         count = 6 if full else 4
@@ -297,10 +272,19 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
             # again for the weight gradients of the two column-parallel GEMMs (Korthikanti et
             # al. 2022, sec. 4.2.2); a full recompute has them from its own forward.
             tp_layer = count * (ag + rs) + (0 if full else 2) * ag
+            # the column-parallel layers' dgrad reduce-scatters and input re-gathers
+            tp_bwd_async = 2.0 * rs + (0.0 if full else 2.0) * ag
         else:
-            tp_layer = count * netm.all_reduce_s(act_msg, group, links)
+            ar = netm.all_reduce_s(act_msg, group, links)
+            tp_layer = count * ar
+            tp_bwd_async = 2.0 * ar  # the column-parallel layers' input-gradient all-reduces
     if sw.tp_comm_overlap and plan.sequence_parallel:
         tp_exposed_layer = exposed_s(tp_layer, gemm_win * (4.0 if full else 3.0), K.TP_OVERLAP_EFFICIENCY, _S)
+    elif prof.tp_backward_overlap and tp_bwd_async > 0.0:
+        # launched before the column-parallel layers' dgrad and wgrad GEMMs and waited on after
+        # them: their window is those two GEMMs, each about the layers' forward GEMM time
+        window = 2.0 * _column_share(m) * gemm_win
+        tp_exposed_layer = tp_layer - tp_bwd_async + exposed_s(tp_bwd_async, window, 1.0, _S)
     else:
         tp_exposed_layer = tp_layer
 
@@ -345,65 +329,11 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
         pp_mb = 2.0 * v * netm.p2p_group_s(msg, group.nodes > 1, links)
     pp_exposed_mb = exposed_s(pp_mb, compute_mb, 1.0, _S) if prof.p2p_overlap else pp_mb
 
-    # -- data parallelism ------------------------------------------------------------------
+    # -- data parallelism (designer.perf.dataparallel) ---------------------------------------
     params = stage_params(m, plan)
-    dp_group = netm.group_layout(dp * cp, tp, gpn)
     edp = max(1, dp * cp // ep)
-    edp_group = netm.group_layout(edp, tp * ep, gpn)
-    grad_b, gather_b = prof.grad_reduce_bytes, prof.gather_bytes
-    overlap = sw.overlaps_dp(plan.zero)
-    win_fwd = layers_stage * fwd
-    win_bwd = layers_stage * (bwd + rec)
-    dp_mb_exposed = 0.0
-    dp_step_exposed = 0.0
-    if plan.zero >= 3:
-        # Per layer and micro-batch: gather forward, gather again backward, reduce-scatter.
-        per_gpu = prof.gather is Gather.PER_GPU
-        gather = _per_gpu_gather_s if per_gpu else netm.all_gather_s
-        scatter = _per_gpu_gather_s if per_gpu else netm.reduce_scatter_s
-        layers = max(layers_stage, 1)
-        ag = (_chunked(gather, params.dense * gather_b, params.dense * gather_b / layers, dp_group, links,
-                       cross_leaf=True)
-              + _chunked(gather, params.expert * gather_b, params.expert * gather_b / layers, edp_group, links,
-                         cross_leaf=True))
-        rs = (_chunked(scatter, params.dense * grad_b, params.dense * grad_b / layers, dp_group, links,
-                       cross_leaf=True)
-              + _chunked(scatter, params.expert * grad_b, params.expert * grad_b / layers, edp_group, links,
-                         cross_leaf=True))
-        dp_comm = micro * (2.0 * ag + rs)
-        if overlap:
-            e = prof.fsdp_overlap_efficiency
-            if prof.prefetch_params is not None:
-                # prefetch reaches only this many parameters ahead of the layer in use
-                e = min(e, prof.prefetch_params / max(params.layer, 1.0))
-            dp_mb_exposed = exposed_s(ag, win_fwd, e, _S) + exposed_s(ag + rs, win_bwd, e, _S)
-        else:
-            dp_mb_exposed = 2.0 * ag + rs
-    else:
-        chunk = _dp_chunk_params(job, plan, params.total, layers_stage, overlap)
-        if plan.zero == 0:
-            grad = (_chunked(netm.all_reduce_s, params.dense * grad_b, chunk * grad_b, dp_group, links,
-                             cross_leaf=True)
-                    + _chunked(netm.all_reduce_s, params.expert * grad_b, chunk * grad_b, edp_group, links,
-                               cross_leaf=True))
-            gather = 0.0
-        else:
-            grad = (_chunked(netm.reduce_scatter_s, params.dense * grad_b, chunk * grad_b, dp_group, links,
-                             cross_leaf=True)
-                    + _chunked(netm.reduce_scatter_s, params.expert * grad_b, chunk * grad_b, edp_group, links,
-                               cross_leaf=True))
-            gather = (_chunked(netm.all_gather_s, params.dense * gather_b, chunk * gather_b, dp_group, links,
-                               cross_leaf=True)
-                      + _chunked(netm.all_gather_s, params.expert * gather_b, chunk * gather_b, edp_group, links,
-                                 cross_leaf=True))
-        dp_comm = grad + gather
-        if overlap:
-            # the last bucket's reduction starts after the backward; the first gather before
-            # the forward (Megatron-Bridge: "exposes only one DP communication chunk")
-            e = 1.0 - min(1.0, chunk / max(params.total, 1.0))
-            dp_step_exposed = exposed_s(grad, win_bwd, e, _S) + exposed_s(gather, win_fwd, e, _S)
-        else:
-            dp_step_exposed = dp_comm
+    dpt = dp_terms(job, plan, links, params, layers_stage, layers_stage * fwd, layers_stage * (bwd + rec), micro)
+    dp_comm, dp_mb_exposed, dp_step_exposed = dpt.comm_s, dpt.per_microbatch_exposed_s, dpt.step_exposed_s
 
     # -- pipeline schedule -------------------------------------------------------------------
     exposed_mb = (layers_stage * (tp_exposed_layer + cp_exposed_layer)

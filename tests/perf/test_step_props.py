@@ -34,6 +34,8 @@ from designer.perf import constants as K
 from designer.perf.compute import gemm_rate, peak_rate
 from designer.perf.flops import attention_flops_per_token, model_flops_per_token
 from designer.perf.memory import memory_per_gpu
+from designer.perf.network import links_for
+from designer.perf.step import step_timing
 from designer.perf.search import candidate_plans
 
 from .factories import A100, GPT3, H100, HDR, NDR
@@ -174,14 +176,13 @@ def test_more_gpus_on_the_same_work_never_take_fewer_gpu_seconds(case, degree):
 @given(cases())
 def test_bubble_is_the_1f1b_fraction_of_the_micro_batches(case):
     """1F1B: the bubble is (p-1)/v micro-batch times, (p-1)/(v m) of the m micro-batches'
-    compute and exposed communication (Narayanan et al. SC21 sec. 2.2), whatever tp, cp and dp
-    are. Checked where the once-per-step data-parallel time is known: no overlap, or ZeRO-3
-    (whose gathers and reductions belong to the micro-batches)."""
+    compute and exposed communication (Narayanan et al. SC21 sec. 2.2), whatever tp, cp, dp and
+    the ZeRO stage's data-parallel schedule are; the data-parallel time exposed once a step (after
+    the last backward, before the first forward) is outside the pipeline."""
     job, plan = case.job, case.plan
-    assume(plan.zero == 3 or not job.software.overlaps_dp(plan.zero))
     est = estimate_step(job, plan, case.cluster)
     b = est.breakdown
-    per_step = b.dp_comm_s if plan.zero < 3 else 0.0
+    per_step = step_timing(job, plan, case.cluster, links_for(case.cluster)).dp_step_exposed_s
     busy = b.compute_s + b.exposed_comm_s - per_step
     assert b.bubble_s == pytest.approx((plan.pp - 1) / (plan.virtual_stages * est.microbatches) * busy,
                                        rel=1e-7, abs=1e-15)

@@ -1,0 +1,159 @@
+"""Data-parallel traffic of one step: gradient reduction and parameter gathers, and what of it hides.
+
+Model. The stack's :class:`~designer.perf.profile.DpSchedule` for the plan's ZeRO stage says
+when the traffic runs (:mod:`designer.perf.stacks` gives each stage's schedule and its source):
+
+* once a step (ZeRO 0-1, and ZeRO-1-style no-sync accumulation): the gradients of the stage's
+  parameters are all-reduced (ZeRO-0) or reduce-scattered (ZeRO-1) in the stack's buckets after
+  the last micro-batch's backward, and the updated shards all-gathered before the first forward.
+  Overlapped, only the last bucket's reduction and the first bucket's gather cannot hide
+  ("This overlap method exposes only one DP communication chunk", Megatron-Bridge
+  communication-overlap docs);
+* every micro-batch (a stack that keeps only a shard of the gradients, ZeRO 2-3): each layer's
+  gradients are reduce-scattered as its backward finishes; ZeRO-3 also gathers each layer's
+  parameters before its forward and again before its backward. Overlapped, a share ``1 - e`` of it
+  cannot hide (the first layer's gather, the last layer's reduction; ``e`` is the stack's
+  ``fsdp_overlap_efficiency``, 0.9 per the PyTorch/IBM FSDP measurements, or the part of a layer
+  DeepSpeed's prefetch bucket reaches).
+
+What hides, and what overlapping costs the compute, is :func:`designer.perf.overlap.exposed_s`.
+Dense parameters are replicated over the ``dp x cp`` ranks, expert parameters over the expert
+data-parallel group ``dp x cp / ep``.
+"""
+
+from __future__ import annotations
+
+__all__ = ["DpTerms", "dp_terms"]
+
+from dataclasses import dataclass
+
+from designer.perf import constants as K
+from designer.perf import network as netm
+from designer.perf.memory import StageParams
+from designer.perf.overlap import exposed_s
+from designer.perf.profile import Gather
+from designer.perf.types import Job, Plan
+
+
+@dataclass(frozen=True, slots=True)
+class DpTerms:
+    """Data-parallel seconds of one step: all of it (``comm_s``), the part exposed in every
+    micro-batch (``per_microbatch_exposed_s``) and the part exposed once a step."""
+
+    comm_s: float
+    per_microbatch_exposed_s: float
+    step_exposed_s: float
+
+
+def _chunked(collective, total: float, chunk: float, *args, **kwargs) -> float:
+    """Time of ``total`` bytes moved as collectives of ``chunk`` bytes (each pays its latency)."""
+    if total <= 0.0:
+        return 0.0
+    if chunk <= 0.0 or chunk >= total:
+        return collective(total, *args, **kwargs)
+    whole = int(total // chunk)
+    rest = total - whole * chunk
+    out = whole * collective(chunk, *args, **kwargs)
+    return out + (collective(rest, *args, **kwargs) if rest > 0.0 else 0.0)
+
+
+def _per_gpu_gather_s(n: float, group: netm.Group, links: netm.Links, cross_leaf: bool) -> float:
+    """All-gather (or reduce-scatter) whose ranks each push their whole share through their own
+    NIC, as DeepSpeed's flat coalesced gathers do: ``(p - 1)/p n / NIC rate`` plus the ring's
+    latency; the node's NICs do not pool the group's traffic."""
+    if group.nodes == 1:
+        return netm.all_gather_s(n, group, links)
+    net = links.net_Bps / (links.oversubscription if cross_leaf else 1.0)
+    p = group.size
+    return (p - 1) / p * n / net + netm.ring_latency_s(p, group.nodes, links, 1)
+
+
+def _bucket_params(job: Job, plan: Plan, stage_total: float, layers: int, overlapped: bool) -> float:
+    """Parameters per once-a-step collective: the stack's bucket (Megatron-Core: at least 1M per
+    rank), a layer where it reduces per layer, or the whole buffer where it reduces once."""
+    prof = job.software.profile
+    if not overlapped and prof.whole_buffer_reduce:
+        return stage_total
+    if prof.grad_bucket_params is None:
+        return stage_total / max(layers, 1)
+    return max(prof.grad_bucket_params, prof.bucket_params_per_rank * plan.dp * plan.cp)
+
+
+def dp_terms(job: Job, plan: Plan, links: netm.Links, params: StageParams, layers_stage: int,
+             win_fwd_s: float, win_bwd_s: float, micro: int) -> DpTerms:
+    """Data-parallel traffic of a step and its exposed parts (module docstring).
+
+    Args:
+        job: the job (its stack's schedule, bytes on the wire and overlap).
+        plan: the plan (ZeRO stage, group sizes).
+        links: the cluster's network.
+        params: parameters per GPU on the stage that holds the most.
+        layers_stage: layers of that stage (per-layer collectives).
+        win_fwd_s, win_bwd_s: one micro-batch's forward and backward compute on the stage.
+        micro: micro-batches per step.
+    """
+    prof = job.software.profile
+    sched = prof.dp_schedule(plan.zero)
+    gpn = links.gpus_per_node
+    dp_group = netm.group_layout(plan.dp * plan.cp, plan.tp, gpn)
+    edp_group = netm.group_layout(max(1, plan.dp * plan.cp // plan.ep), plan.tp * plan.ep, gpn)
+    grad_b, gather_b = prof.grad_reduce_bytes, prof.gather_bytes
+    overlap = job.software.overlaps_dp(plan.zero)
+    layers = max(layers_stage, 1)
+
+    def moved(collective, per_param: float, chunk_params: float | None) -> float:
+        dense, expert = params.dense * per_param, params.expert * per_param
+        return (_chunked(collective, dense, dense / layers if chunk_params is None else chunk_params * per_param,
+                         dp_group, links, cross_leaf=True)
+                + _chunked(collective, expert, expert / layers if chunk_params is None else chunk_params * per_param,
+                           edp_group, links, cross_leaf=True))
+
+    per_gpu = prof.gather is Gather.PER_GPU
+    step_comm = mb_exposed = step_exposed = 0.0
+    mb_comm = 0.0
+    # -- every micro-batch: per-layer reduce-scatters and gathers ---------------------------
+    rs = ag = 0.0
+    if sched.reduce_per_microbatch:
+        rs = moved(_per_gpu_gather_s if per_gpu else netm.reduce_scatter_s, grad_b, None)
+    if sched.gathers:
+        ag = moved(_per_gpu_gather_s if per_gpu else netm.all_gather_s, gather_b, None)
+    mb_comm = sched.gathers * ag + rs
+    if mb_comm > 0.0:
+        if overlap:
+            e = prof.fsdp_overlap_efficiency
+            if prof.prefetch_params is not None:
+                # prefetch reaches only this many parameters ahead of the layer in use
+                e = min(e, prof.prefetch_params / max(params.layer, 1.0))
+            # The share 1 - e that cannot overlap is the step's first gather (before any compute)
+            # and its last reduction (after the last backward): once a step. In between, each
+            # micro-batch's traffic runs beside compute: gathers beside the forward (and, resharded,
+            # beside the backward), reductions beside the rest of the step's compute (the next
+            # micro-batch's forward follows the backward that produced them).
+            fwd = ag if sched.gathers else 0.0
+            bwd = ag if sched.gathers >= 2 else 0.0
+            window_rs = win_bwd_s if sched.gathers >= 2 else win_fwd_s + win_bwd_s
+            if sched.gathers >= 2:
+                mb_exposed = (exposed_s(e * fwd, win_fwd_s, 1.0, K.OVERLAP_SLOWDOWN)
+                              + exposed_s(e * (bwd + rs), win_bwd_s, 1.0, K.OVERLAP_SLOWDOWN))
+            else:
+                mb_exposed = (exposed_s(e * fwd, win_fwd_s, 1.0, K.OVERLAP_SLOWDOWN)
+                              + exposed_s(e * rs, window_rs, 1.0, K.OVERLAP_SLOWDOWN))
+            step_exposed += (1.0 - e) * mb_comm
+        else:
+            mb_exposed = mb_comm
+    # -- once a step: bucketed reduction after the last backward, gather before the first forward
+    grad = gather = 0.0
+    if not sched.reduce_per_microbatch or not sched.gathers:
+        chunk = _bucket_params(job, plan, params.total, layers_stage, overlap)
+        if not sched.reduce_per_microbatch:
+            grad = moved(netm.all_reduce_s if plan.zero == 0 else netm.reduce_scatter_s, grad_b, chunk)
+        if not sched.gathers and plan.zero >= 1:
+            gather = moved(netm.all_gather_s, gather_b, chunk)
+        step_comm = grad + gather
+        if overlap:
+            e = 1.0 - min(1.0, chunk / max(params.total, 1.0))
+            step_exposed += (exposed_s(grad, win_bwd_s, e, K.OVERLAP_SLOWDOWN)
+                             + exposed_s(gather, win_fwd_s, e, K.OVERLAP_SLOWDOWN))
+        else:
+            step_exposed += step_comm
+    return DpTerms(micro * mb_comm + step_comm, mb_exposed, step_exposed)
