@@ -13,6 +13,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SCRIPTS = [
+    ("startup.py", ["--runs", "5"]),
     ("catalog_load.py", []),
     ("perf_speed.py", []),
     ("topology_scale.py", []),

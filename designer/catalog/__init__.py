@@ -8,12 +8,6 @@ parsers and references per kind), :mod:`~designer.catalog.merge` (files applied 
 
 from __future__ import annotations
 
-from designer.catalog.load import BUILTIN_FILES, load_builtin, load_catalog
-from designer.catalog.merge import SCHEMA_VERSION
-from designer.catalog.query import StaleEntry, field_keys, find, has_price, normalize_kind, stale_entries
-from designer.catalog.schema import price_date
-from designer.catalog.types import KINDS, Catalog
-
 __all__ = [
     "BUILTIN_FILES",
     "SCHEMA_VERSION",
@@ -29,3 +23,20 @@ __all__ = [
     "price_date",
     "stale_entries",
 ]
+
+# Lazy re-exports: importing one module of the package (designer.catalog.types, as the command
+# line does for its help) does not load the others, nor YAML.
+_HOMES = {
+    "BUILTIN_FILES": "load", "load_builtin": "load", "load_catalog": "load", "SCHEMA_VERSION": "merge",
+    "StaleEntry": "query", "field_keys": "query", "find": "query", "has_price": "query",
+    "normalize_kind": "query", "stale_entries": "query", "price_date": "schema", "KINDS": "types",
+    "Catalog": "types",
+}
+
+
+def __getattr__(name: str):
+    import importlib
+
+    if name not in _HOMES:
+        raise AttributeError(f"module 'designer.catalog' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"designer.catalog.{_HOMES[name]}"), name)

@@ -21,9 +21,7 @@ def main() -> None:
     by_signal = False
     try:
         interrupt.install()
-        from designer.study.executor import kill_children
-
-        interrupt.on_kill(kill_children)  # nothing the command started outlives a signal
+        interrupt.on_kill(_kill_children)  # nothing the command started outlives a signal
         from designer.cli.commands import run_app
 
         run_app()
@@ -35,6 +33,13 @@ def main() -> None:
         by_signal = True
     except SystemExit as exc:
         code = exc.code
+        if interrupt.received() is not None and not interrupt.is_finished():
+            # Typer ends a command silently (exit 130) on a Ctrl-C while it parses the arguments,
+            # which imports pydantic for the parameter types: the signal's line is still due.
+            interrupt.finished()
+            interrupt.kill_started()
+            print(interrupt.message(), file=sys.stderr)
+            code = interrupt.exit_code()
     else:
         code = 0
     if not by_signal and interrupt.received() is None:
@@ -47,6 +52,16 @@ def main() -> None:
         except (OSError, ValueError):
             pass
     os._exit(code if isinstance(code, int) else 1)
+
+
+def _kill_children() -> None:
+    """End the workers the executor started. Workers exist only once the executor module was
+    used, so it is not imported for this: a command that never starts one keeps a fast start."""
+    import sys
+
+    executor = sys.modules.get("designer.study.executor")
+    if executor is not None:
+        executor.kill_children()
 
 
 def __getattr__(name: str):

@@ -6,7 +6,7 @@ unknown name or kind or a bad user catalog, as for all bad input).
 
 from __future__ import annotations
 
-__all__ = ["catalog_app", "list_command", "show_command"]
+__all__ = ["KIND_NAMES", "catalog_app", "list_command", "show_command"]
 
 from datetime import date
 from pathlib import Path
@@ -14,18 +14,15 @@ from typing import Callable, List, Optional
 
 import typer
 
-from designer import catalog as catalog_mod
-from designer.catalog.types import KINDS
+from designer.cli.run import err
 from designer.errors import DesignerError, InputError
-from designer.report.catalog import (
-    STALE_MONTHS, render_entry, render_entry_json, render_list, render_list_json, render_stale_warning,
-)
 
 catalog_app = typer.Typer(
     help="What hardware and prices are known, with source and date.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: no rich import at start-up, no colour codes in a pipe
 )
 
 
@@ -35,12 +32,17 @@ def _emit(produce: Callable[[], tuple[str, str]]) -> None:
         text, warning = produce()
     except DesignerError as exc:
         message = exc.located() if isinstance(exc, InputError) else str(exc)
-        typer.echo(f"error: {message}", err=True)
+        err(f"error: {message}")
         raise typer.Exit(2) from None
     typer.echo(text, nl=False)
     if warning:
         typer.echo(warning, err=True, nl=False)
 
+
+# The catalog kinds, written out so that --help does not load the catalog's types
+# (tests/cli/test_cli_catalog.py checks them against designer.catalog.types.KINDS).
+KIND_NAMES = ("gpu", "nic", "switch", "cable", "transceiver", "server", "cloud", "fabric", "facility", "support",
+              "licence", "storage")
 
 _CATALOG_OPTION = typer.Option([], "--catalog", "-c", metavar="FILE",
                                help="User catalog merged over the built-in ones (repeatable; later wins).")
@@ -49,11 +51,14 @@ _CATALOG_OPTION = typer.Option([], "--catalog", "-c", metavar="FILE",
 @catalog_app.command("list")
 def list_command(
     kind: Optional[str] = typer.Option(None, "--kind", "-k", metavar="KIND",
-                                       help=f"Only this kind: {', '.join(KINDS)}."),
+                                       help=f"Only this kind: {', '.join(KIND_NAMES)}."),
     as_json: bool = typer.Option(False, "--json", help="JSON for scripts instead of a table."),
     catalog_files: List[Path] = _CATALOG_OPTION,
 ) -> None:
     """List known GPUs, servers, NICs, switches, cables, optics, clouds and fabric profiles."""
+    from designer import catalog as catalog_mod
+    from designer.report.catalog import STALE_MONTHS, render_list, render_list_json, render_stale_warning
+
     def produce() -> tuple[str, str]:
         wanted = catalog_mod.normalize_kind(kind) if kind is not None else None
         cat = catalog_mod.load_catalog(catalog_files)
@@ -71,6 +76,9 @@ def show_command(
     catalog_files: List[Path] = _CATALOG_OPTION,
 ) -> None:
     """Show every field of one entry, with its source, date and how estimates were derived."""
+    from designer import catalog as catalog_mod
+    from designer.report.catalog import STALE_MONTHS, render_entry, render_entry_json, render_stale_warning
+
     def produce() -> tuple[str, str]:
         cat = catalog_mod.load_catalog(catalog_files)
         kind, entry = catalog_mod.find(cat, name)

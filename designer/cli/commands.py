@@ -29,8 +29,9 @@ app = typer.Typer(
     help="Design GPU training clusters and their networks, and find the cheapest one that does the job.",
     epilog="Commands, exit codes, JSON keys and the design file: docs/contract.md in designer's repository.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion and --show-completion for bash, zsh, fish, PowerShell
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: no rich import at start-up, no colour codes in a pipe
 )
 
 
@@ -43,9 +44,15 @@ def _version(value: bool) -> None:
 @app.callback()
 def _main(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors (for bug reports)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only results, warnings and errors: no "
+                                                           "progress bars, no 'ok' lines, no confirmations."),
+    no_color: bool = typer.Option(False, "--no-color", help="No colour, even on a terminal (also: the NO_COLOR "
+                                                            "environment variable)."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
 ) -> None:
     state["debug"] = debug
+    state["quiet"] = quiet
+    state["color"] = not no_color
 
 
 app.command()(spec.validate)

@@ -14,7 +14,7 @@ from typing import List, Optional
 
 import typer
 
-from designer.cli.run import err, run
+from designer.cli.run import err, info, paint_diff, run
 from designer.errors import InputError, Location
 
 
@@ -126,7 +126,8 @@ def diff(
 
             typer.echo(html.render_diff_html(d), nl=False)
         else:
-            typer.echo(report.render_diff(d, fmt.value), nl=False)
+            text = report.render_diff(d, fmt.value)
+            typer.echo(paint_diff(text) if fmt is DiffFormat.table else text, nl=False, color=True)
         if limit is not None and limit.exceeded_by(d):
             t = d.total
             pct = "" if t.delta_pct is None else f" ({t.delta_pct:+.1f}%)"
@@ -178,13 +179,13 @@ def draw_command(
         limits = drawing_mod.MAX_BOXES if detail is None else (detail,) * 4
         drawing = draw.draw_design(d, catalog_load.load_catalog(catalog_files), max_boxes=limits)
         for warning in drawing.warnings:
-            typer.echo(f"warning: {warning}", err=True)
+            err(f"warning: {warning}")
         data = plot.render_dot(drawing) if fmt == "dot" else plot.render_drawing(drawing, fmt)
         if output is None:
             typer.echo(data, nl=False)
         else:
             atomic.write_data(output, data, read)
-            typer.echo(f"{output}: {drawing.subtitle}")
+            info(f"{output}: {drawing.subtitle}")
         return 0
 
     run(body)

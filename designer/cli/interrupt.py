@@ -21,7 +21,7 @@ report a death by signal).
 
 from __future__ import annotations
 
-__all__ = ["Terminated", "GRACE_S", "install", "received", "check", "finished", "on_kill", "kill_started", "message", "exit_code"]
+__all__ = ["Terminated", "GRACE_S", "install", "received", "check", "finished", "is_finished", "on_kill", "kill_started", "message", "exit_code"]
 
 import os
 import signal
@@ -80,6 +80,11 @@ def finished() -> None:
     the watchdog is ending the process, so the line is never printed twice."""
     with _state.lock:
         _state.done.set()
+
+
+def is_finished() -> bool:
+    """Whether :func:`finished` was called: the command printed (or is printing) its last line."""
+    return _state.done.is_set()
 
 
 def on_kill(action: Callable[[], None]) -> None:

@@ -1,6 +1,6 @@
 """A progress bar on stderr for the commands that run many solves (study, frontier, sweep).
 
-Drawn with rich, only when stderr is a terminal, so logs and pipes stay clean; it is erased when
+Drawn with rich, only when stderr is a terminal and without ``--quiet``, so logs and pipes stay clean; it is erased when
 the command ends (the results follow on stdout). The bar draws itself on every tick rather than
 from a refresh thread: worker processes are forked while it is up, and a fork must not copy a
 thread that may hold a lock.
@@ -13,6 +13,8 @@ __all__ = ["ProgressBar"]
 import sys
 from types import TracebackType
 
+from designer.cli.run import state
+
 
 class ProgressBar:
     """``with ProgressBar("solving") as bar: study(..., progress=bar)``; ``bar(done, total)``."""
@@ -20,7 +22,7 @@ class ProgressBar:
     def __init__(self, label: str, *, where: str = ""):
         self.label = label
         self.where = where
-        self.live = sys.stderr.isatty()
+        self.live = sys.stderr.isatty() and not state.get("quiet")  # --quiet: no progress
         self._progress = None
         self._task = None
 

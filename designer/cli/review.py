@@ -13,7 +13,7 @@ from typing import List, Optional
 
 import typer
 
-from designer.cli.run import run
+from designer.cli.run import err, info, run
 
 
 def report_command(
@@ -41,13 +41,13 @@ def report_command(
         design = design_io.load_design(design_path)
         page = html.render_review(design, catalog_load.load_catalog(catalog_files))
         for warning in page.warnings:
-            typer.echo(f"warning: {warning}", err=True)
+            err(f"warning: {warning}")
         if output is None:
             typer.echo(page.html, nl=False)
         else:
             atomic.write_atomic(output, page.html, read)
-            typer.echo(f"{output}: design review of {design.spec_name} ({len(design.bom)} BOM lines, "
-                       f"total {design.cost.total_usd:,.2f} USD)")
+            info(f"{output}: design review of {design.spec_name} ({len(design.bom)} BOM lines, "
+                 f"total {design.cost.total_usd:,.2f} USD)")
         return 0
 
     run(body)

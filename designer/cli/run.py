@@ -7,21 +7,70 @@ instead, for the traceback.
 
 from __future__ import annotations
 
-__all__ = ["state", "err", "one_line", "run"]
+__all__ = ["state", "err", "info", "colour_on", "paint", "paint_diff", "one_line", "run"]
 
-from typing import Callable
+import os
+import sys
+from typing import Callable, TextIO
 
 import typer
 
 from designer.cli import interrupt
 from designer.errors import DesignerError, InfeasibleError, InputError
 
-state = {"debug": False}
+# Set by the global options (designer.cli.commands): --debug, --quiet, --no-color.
+state = {"debug": False, "quiet": False, "color": True}
+
+_SGR = {"red": "31", "green": "32", "yellow": "33", "bold": "1"}
+# Severity words that start a message line, and their colours.
+_PREFIXES = (("error:", "red"), ("internal error:", "red"), ("infeasible:", "red"), ("warning:", "yellow"),
+             ("cost increase:", "red"))
+
+
+def colour_on(stream: TextIO) -> bool:
+    """Whether to colour what goes to ``stream``: a terminal, no ``--no-color``, no ``NO_COLOR``
+    (https://no-color.org: any non-empty value), and not ``TERM=dumb``."""
+    if not state.get("color", True) or os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def paint(text: str, colour: str, stream: TextIO) -> str:
+    """``text`` in ``colour`` when :func:`colour_on` says so, else unchanged."""
+    return f"\x1b[{_SGR[colour]}m{text}\x1b[0m" if colour_on(stream) else text
 
 
 def err(text: str) -> None:
-    """Print a line on stderr."""
-    typer.echo(text, err=True)
+    """Print a line on stderr; a leading ``error:`` or ``warning:`` is coloured on a terminal."""
+    for word, colour in _PREFIXES:
+        if text.startswith(word):
+            text = paint(word, colour, sys.stderr) + text[len(word):]
+            break
+    typer.echo(text, err=True, color=colour_on(sys.stderr))
+
+
+def info(text: str) -> None:
+    """An informational line on stdout (a file written, a spec found valid); ``--quiet`` drops it."""
+    if not state.get("quiet"):
+        typer.echo(text)
+
+
+_DIFF_COLOURS = {"+": "green", "-": "red", "~": "yellow"}
+
+
+def paint_diff(text: str) -> str:
+    """A terminal diff with its ``+`` lines green, ``-`` red and ``~`` yellow (on a terminal only)."""
+    if not colour_on(sys.stdout):
+        return text
+    out = []
+    for line in text.splitlines(keepends=True):
+        colour = _DIFF_COLOURS.get(line[:1]) if line[1:2] == " " else None
+        out.append(paint(line.rstrip("\n"), colour, sys.stdout) + ("\n" if line.endswith("\n") else "")
+                   if colour else line)
+    return "".join(out)
 
 
 _MAX_MESSAGE = 1000  # characters; a message quoting a huge input value is cut here

@@ -10,7 +10,7 @@ from typing import Any, List
 
 import typer
 
-from designer.cli.run import err, one_line, run, state
+from designer.cli.run import err, info, one_line, run
 from designer.errors import Diagnostic, InputError, Location
 
 STDIN = "-"
@@ -85,9 +85,9 @@ def validate(
         for name, ds in results:
             for d in ds:
                 err(f"{d.severity}: {one_line(d.located())}")
-            if not any(d.severity == "error" for d in ds) and not state.get("quiet"):
+            if not any(d.severity == "error" for d in ds):
                 count = len(ds)
-                typer.echo(f"{name}: ok" + (f" ({count} warning{'s' if count > 1 else ''})" if count else ""))
+                info(f"{name}: ok" + (f" ({count} warning{'s' if count > 1 else ''})" if count else ""))
         return 2 if errors else 0
 
     run(body)

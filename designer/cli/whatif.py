@@ -18,7 +18,7 @@ import typer
 
 from designer.cli.common import JOBS_OPTION, SCHEDULER_OPTION, SOLVER_OPTION, TIME_LIMIT_OPTION, SolverName
 from designer.cli.progress import ProgressBar
-from designer.cli.run import run
+from designer.cli.run import err, run
 from designer.design.study import Variation
 from designer.errors import InputError
 from designer.spec import units
@@ -202,7 +202,7 @@ def sweep_command(
         for var in variations:
             why = study.unused_variation(spec, var.name)
             if why:
-                typer.echo(f"warning: {var.name}: {why}, so its changes cannot move the decision", err=True)
+                err(f"warning: {var.name}: {why}, so its changes cannot move the decision")
         with open_executor(jobs, scheduler) as executor, ProgressBar("solving", where=executor.description) as bar:
             result = study.sweep(spec, catalog, variations, steps=steps, solver=solver.value,
                                  time_limit_s=time_limit, executor=executor, progress=bar)

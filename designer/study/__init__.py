@@ -26,19 +26,29 @@ results are the data of :mod:`designer.design.study`.
 
 from __future__ import annotations
 
-from designer.design.study import (
-    TARGETS, TOLERANCE, VARIABLES, Crossover, Frontier, FrontierPoint, Outcome, Sweep, SweepPoint, Switchover,
-    Variation,
-)
-from designer.study.cost_frontier import frontier
-from designer.study.montecarlo import monte_carlo
-from designer.study.outcome import bisect_change, outcome_of, solve_outcome, system_label
-from designer.study.price_sweep import sweep
-from designer.study.variants import grid, unused_variation, with_change, with_target
-
 __all__ = [
     "TARGETS", "VARIABLES", "TOLERANCE",
     "Outcome", "FrontierPoint", "Switchover", "Frontier", "Variation", "SweepPoint", "Crossover", "Sweep",
     "grid", "with_target", "with_change", "unused_variation", "system_label", "outcome_of",
     "solve_outcome", "bisect_change", "frontier", "sweep", "monte_carlo",
 ]
+
+# Lazy re-exports: the command line imports designer.study.executor when a signal ends a command
+# (its workers die with it), which must not load the planner and the solver with it.
+_HOMES = {
+    **{n: "designer.design.study" for n in ("TARGETS", "TOLERANCE", "VARIABLES", "Crossover", "Frontier",
+                                            "FrontierPoint", "Outcome", "Sweep", "SweepPoint", "Switchover",
+                                            "Variation")},
+    "frontier": "designer.study.cost_frontier", "sweep": "designer.study.price_sweep",
+    "monte_carlo": "designer.study.montecarlo",
+    **{n: "designer.study.outcome" for n in ("bisect_change", "outcome_of", "solve_outcome", "system_label")},
+    **{n: "designer.study.variants" for n in ("grid", "unused_variation", "with_change", "with_target")},
+}
+
+
+def __getattr__(name: str):
+    import importlib
+
+    if name not in _HOMES:
+        raise AttributeError(f"module 'designer.study' has no attribute {name!r}")
+    return getattr(importlib.import_module(_HOMES[name]), name)

@@ -163,3 +163,10 @@ def test_a_nics_lower_speeds_are_shown_in_bits_per_second():
     assert "speeds       200 Gb/s, 100 Gb/s, 50 Gb/s, 25 Gb/s, 10 Gb/s\n" in out
     doc = _strict_json(run("show", "connectx7-ndr-400g", "--json").stdout)
     assert doc["speeds_Bps"] == [25e9, 12.5e9, 6.25e9, 3.125e9, 1.25e9]
+
+
+def test_the_kinds_in_the_help_are_the_catalog_kinds():
+    from designer.catalog.types import KINDS
+    from designer.cli.catalog import KIND_NAMES
+
+    assert KIND_NAMES == KINDS
