@@ -55,13 +55,11 @@ def main() -> None:
 
 
 def _kill_children() -> None:
-    """End the workers the executor started. Workers exist only once the executor module was
-    used, so it is not imported for this: a command that never starts one keeps a fast start."""
-    import sys
+    """End every process the command started (workers, a CBC solver). Imported only when a signal
+    ends the command, so that start-up does not pay for multiprocessing."""
+    from designer.study.executor import kill_children
 
-    executor = sys.modules.get("designer.study.executor")
-    if executor is not None:
-        executor.kill_children()
+    kill_children()
 
 
 def __getattr__(name: str):

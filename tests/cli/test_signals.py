@@ -168,8 +168,12 @@ def test_frontier_workers_die_with_the_command(sig):
         workers |= _children(proc.pid)
         time.sleep(0.02)
     assert len(workers) == 2, "the frontier never started its two workers"
-    groups = {os.getpgid(w) for w in workers}
-    assert groups == workers  # each worker leads its own process group
+    # Each worker leads its own process group: it calls setpgid first thing after the fork, so a
+    # worker caught just after its fork is given a moment to get there.
+    end = time.monotonic() + 10
+    while (groups := {os.getpgid(w) for w in workers}) != workers and time.monotonic() < end:
+        time.sleep(0.01)
+    assert groups == workers
     proc.send_signal(sig)
     sent = time.monotonic()
     stdout, stderr = proc.communicate(timeout=30)  # returns once every holder of the pipes is gone
