@@ -1,7 +1,7 @@
 """The command line: the typer app, every command registered in the order ``--help`` lists them.
 
 Each command group lives in its own module and knows nothing of this one (no import cycles):
-:mod:`~designer.cli.spec` (validate, schema), :mod:`~designer.cli.solve` (solve, estimate),
+:mod:`~designer.cli.spec` (validate, schema, presets), :mod:`~designer.cli.solve` (solve, estimate),
 :mod:`~designer.cli.design` (bom, diff, explain, draw), :mod:`~designer.cli.review` (report),
 :mod:`~designer.cli.catalog` (catalog list|show), :mod:`~designer.cli.whatif` (frontier, sweep) and
 :mod:`~designer.cli.study` (study). A command parses its arguments, makes
@@ -57,6 +57,7 @@ def _main(
 
 app.command()(spec.validate)
 app.command()(spec.schema)
+app.command()(spec.presets)
 app.command()(solve.solve)
 app.command()(solve.estimate)
 app.command()(design.bom)

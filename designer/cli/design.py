@@ -155,7 +155,11 @@ def draw_command(
     design_path: Path = typer.Argument(..., metavar="DESIGN", help="A design file from `designer solve -o`.",
                                        show_default=False),
     output: Optional[str] = typer.Option(None, "-o", "--output",
-                                          help="Picture file: .svg, .png or .dot (default: DOT on stdout)."),
+                                          help="Picture file: .svg, .png or .dot; or the whole fabric graph as "
+                                               ".graphml or .json (node-link). Default: DOT on stdout."),
+    fmt: Optional[str] = typer.Option(None, "--format", "-f", metavar="FORMAT",
+                                      help="dot, svg, png, graphml or json, whatever the file's name "
+                                           "(without -o: what goes to stdout)."),
     catalog_files: List[Path] = typer.Option([], "--catalog", "-c", metavar="FILE",
                                              help="User catalog the design was made with (repeatable)."),
     detail: Optional[int] = typer.Option(None, "--detail", min=1,
@@ -166,21 +170,42 @@ def draw_command(
     from designer.catalog import load as catalog_load
     from designer.cli import atomic
     from designer.design import io as design_io
-    from designer.pictures import draw, drawing as drawing_mod, plot
+    from designer.pictures import draw, drawing as drawing_mod, export, plot
 
     def body() -> int:
         read = atomic.spec_inputs(design_path, catalog_files, role="the design")
         if output is not None:  # the name as typed: a trailing '/' says it is a folder
             atomic.check_output(output, read)
-        fmt = plot.format_of(output) if output is not None else "dot"
-        if fmt in plot.IMAGE_FORMATS:
+        kinds = (*plot.FORMATS, *export.GRAPH_FORMATS)
+        if fmt is not None:
+            kind = fmt.lower().lstrip(".")
+            if kind not in kinds:
+                raise InputError(f"unknown format '{fmt}'; use one of {', '.join(kinds)}", Location("--format"))
+        else:
+            kind = plot.format_of(output, kinds) if output is not None else "dot"
+        if kind in plot.IMAGE_FORMATS:
             plot.check_matplotlib()
         d = design_io.load_design(design_path)
+        if kind in export.GRAPH_FORMATS:
+            from designer.report import jsondoc
+
+            cat = catalog_load.load_catalog(catalog_files)
+            graph = export.fabric_graph(d, cat)
+            if d.catalog_digest and cat.digest and d.catalog_digest != cat.digest:
+                err("warning: the catalog differs from the one the design was made with")
+            text = export.render_graphml(graph) if kind == "graphml" else jsondoc.dumps(export.node_link_data(graph))
+            if output is None:
+                typer.echo(text, nl=False)
+            else:
+                atomic.write_atomic(output, text, read)
+                info(f"{output}: {graph.number_of_nodes():,} devices, {graph.number_of_edges():,} edges "
+                     f"({sum(int(e.get('links', 1)) for _, _, e in graph.edges(data=True)):,} links)")
+            return 0
         limits = drawing_mod.MAX_BOXES if detail is None else (detail,) * 4
         drawing = draw.draw_design(d, catalog_load.load_catalog(catalog_files), max_boxes=limits)
         for warning in drawing.warnings:
             err(f"warning: {warning}")
-        data = plot.render_dot(drawing) if fmt == "dot" else plot.render_drawing(drawing, fmt)
+        data = plot.render_dot(drawing) if kind == "dot" else plot.render_drawing(drawing, kind)
         if output is None:
             typer.echo(data, nl=False)
         else:

@@ -139,6 +139,11 @@ class WorkloadResult:
     software: SoftwareUsed | None = None  # None in design files written before stacks were recorded
     recompute: str = ""  # none | selective | full, as the plan runs it ("" in older design files)
     assumptions: tuple[str, ...] = ()  # model figures filled in by default
+    # The rest of the plan as it runs (older design files: the defaults, which is what they ran):
+    virtual_stages: int = 1  # interleaved pipeline chunks per GPU (1: plain 1F1B)
+    schedule: str = "1f1b"  # pipeline schedule: 1f1b | dualpipe
+    first_stage_layers: int | None = None  # layers of the first pipeline stage when not an even split
+    last_stage_layers: int | None = None  # layers of the last pipeline stage when not an even split
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,6 +52,8 @@ def _workload_result(w: Workload, cand: Candidate, est: perf.StepEstimate, cost_
                               dp_overlap=est.software.overlaps_dp(p.zero)),
         recompute=est.recompute.value,
         assumptions=assumptions,
+        virtual_stages=p.virtual_stages, schedule=p.schedule, first_stage_layers=p.first_stage_layers,
+        last_stage_layers=p.last_stage_layers,
     )
 
 

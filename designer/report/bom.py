@@ -161,8 +161,8 @@ def render_bom_by_rack(design: Design, fmt: str = "github") -> str:
     for r in racks:
         contents = ", ".join(f"{i.quantity}x {i.sku}" + (f" ({i.role})" if i.role else "") for i in r.items)
         rows.append([r.name, r.kind, contents, f.num(sum(i.quantity for i in r.items)), f.num(r.power_w / 1e3)])
-    units_total = sum(i.quantity for r in racks for i in r.items)
-    rows.append([f.bold(f"{len(racks)} racks", fmt), "", "", f.bold(f.num(units_total), fmt),
+    items_total = sum(i.quantity for r in racks for i in r.items)  # pieces, not rack units (U)
+    rows.append([f.bold(f"{len(racks)} racks", fmt), "", "", f.bold(f.num(items_total), fmt),
                  f.bold(f.num(total_kw), fmt)])
-    body = f.table(rows, ("rack", "kind", "contents", "units", "power (kW)"), fmt, "lllrr")
+    body = f.table(rows, ("rack", "kind", "contents", "items", "power (kW)"), fmt, "lllrr")
     return title + body + f"\n\nLayout rule: {bom.RACK_LAYOUT_RULE}.\n"

@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping
 
 from tabulate import tabulate
 
-from designer.catalog import query
+from designer.catalog import filters, query
 from designer.catalog.types import KINDS, Catalog
 from designer.report import jsondoc
 from designer.spec import rates, units
@@ -141,24 +141,26 @@ def _kinds(kind: str | None) -> tuple[str, ...]:
     return KINDS if kind is None else (kind,)
 
 
-def render_list(catalog: Catalog, kind: str | None = None) -> str:
-    """A table of entries (all kinds, or one): name, key specs, price, date, estimate flag, source."""
+def render_list(catalog: Catalog, kind: str | None = None, flt: filters.EntryFilter | None = None) -> str:
+    """A table of entries (all kinds, or one; those ``flt`` keeps): name, key specs, price, date,
+    estimate flag, source."""
     rows = []
-    for k in _kinds(kind):
-        for name, e in catalog.by_kind(k).items():
-            prov = e.provenance
-            rows.append([k, name, entry_specs(k, e), entry_price(k, e), prov.price_basis or "-", prov.as_of,
-                         "yes" if prov.estimate else "", _short(prov.source, _SOURCE_WIDTH)])
+    for k, name, e in filters.select(catalog, _kinds(kind), flt):
+        prov = e.provenance
+        rows.append([k, name, entry_specs(k, e), entry_price(k, e), prov.price_basis or "-", prov.as_of,
+                     "yes" if prov.estimate else "", _short(prov.source, _SOURCE_WIDTH)])
     if not rows:
-        return f"no {kind or 'catalog'} entries\n"
+        return f"no {kind or 'catalog'} entries" + (" match the filters" if flt is not None else "") + "\n"
     headers = ["kind", "name", "specs", "price", "basis", "as_of", "estimate", "source"]
     return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True) + "\n"
 
 
-def render_list_json(catalog: Catalog, kind: str | None = None) -> str:
-    """``{"digest", "dates", "entries": [...]}`` with every entry as in :func:`entry_to_dict`."""
-    entries = [entry_to_dict(k, e) for k in _kinds(kind) for e in catalog.by_kind(k).values()]
-    doc = {"digest": catalog.digest, "dates": dict(catalog.dates), "entries": entries}
+def render_list_json(catalog: Catalog, kind: str | None = None, flt: filters.EntryFilter | None = None) -> str:
+    """``{"digest", "dates", "filters", "entries": [...]}`` with every entry ``flt`` keeps as in
+    :func:`entry_to_dict`; ``filters`` holds the filters that are set (SI units: ``rate_Bps``)."""
+    entries = [entry_to_dict(k, e) for k, _, e in filters.select(catalog, _kinds(kind), flt)]
+    used = {} if flt is None else {f.name: getattr(flt, f.name) for f in fields(flt) if getattr(flt, f.name) is not None}
+    doc = {"digest": catalog.digest, "dates": dict(catalog.dates), "filters": used, "entries": entries}
     return jsondoc.dumps(doc)
 
 

@@ -101,7 +101,8 @@ def _cost(design: Design, fmt: str) -> str:
 
 
 def _plan(w: WorkloadResult) -> str:
-    extra = "".join(f" {k}{v}" for k, v in (("ep", w.ep), ("cp", w.cp)) if v > 1)
+    extra = "".join(f" {k}{v}" for k, v in (("ep", w.ep), ("cp", w.cp), ("v", w.virtual_stages)) if v > 1)
+    extra += " dualpipe" if w.schedule == "dualpipe" else ""
     return f"tp{w.tp} pp{w.pp} dp{w.dp}{extra}"
 
 

@@ -36,8 +36,19 @@ def format_bandwidth(bytes_per_s: float, *, bits: bool = True) -> str:
     return _scaled(bytes_per_s, [(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s"), (1.0, "B/s")])
 
 
+_BINARY = [(2.0**50, "PiB"), (2.0**40, "TiB"), (2.0**30, "GiB"), (2.0**20, "MiB"), (2.0**10, "KiB")]
+
+
 def format_data_size(n_bytes: float) -> str:
-    """Format bytes with decimal prefixes (``80 GB``)."""
+    """Format bytes as they are quoted: a size that is a round number of binary units (HBM, DRAM:
+    80 GiB is 85,899,345,920 bytes) with a binary prefix (``80 GiB``, ``1.5 TiB``), any other size
+    with a decimal one (``80 GB``, ``3.84 TB`` of flash). "Round" is at most two decimals, exactly."""
+    for factor, name in _BINARY:
+        if abs(n_bytes) >= factor:
+            hundredths = n_bytes / factor * 100.0
+            if hundredths == round(hundredths) and n_bytes % (factor / 1024.0) == 0.0:
+                return f"{_fmt(n_bytes / factor)} {name}"
+            break
     return _scaled(n_bytes, [(1e15, "PB"), (1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "B")])
 
 

@@ -10,6 +10,7 @@ import typer
 from typer.testing import CliRunner
 
 from designer import catalog
+from designer.catalog import filters as catalog_filters
 from designer.catalog.types import KINDS
 from designer.cli.catalog import catalog_app
 from designer.report.catalog import entry_price, entry_specs, render_entry, render_list, render_stale_warning
@@ -170,3 +171,55 @@ def test_the_kinds_in_the_help_are_the_catalog_kinds():
     from designer.cli.catalog import KIND_NAMES
 
     assert KIND_NAMES == KINDS
+
+
+def test_the_protocols_in_the_help_are_the_catalogs():
+    from designer.catalog.types import FabricKind, Protocol
+    from designer.cli.catalog import PROTOCOL_NAMES
+
+    assert set(PROTOCOL_NAMES) == {p.value for p in Protocol} | {k.value for k in FabricKind}
+
+
+def _names(*args: str) -> list[tuple[str, str]]:
+    result = run("list", "--json", *args)
+    assert result.exit_code == 0, result.output
+    doc = _strict_json(result.stdout)
+    return [(e["kind"], e["name"]) for e in doc["entries"]]
+
+
+def test_list_filters_by_rate_protocol_vendor_price_gpu_and_name():
+    # Every 400 Gb/s part: NICs at any of their speeds, switches native or broken out, cables, optics.
+    at_400 = _names("--rate", "400G")
+    assert {k for k, _ in at_400} == {"nic", "switch", "cable", "transceiver"}
+    assert ("switch", "nvidia-sn5600") in at_400  # 64x 800G, broken out to 128x 400G
+    assert ("switch", "nvidia-sn4600c") not in at_400  # 100G only
+    assert _names("--rate", "400 Gb/s") == at_400 == _names("--rate", "50 GB/s")
+    # Each entry kept has a 400 Gb/s port, and no part with one is left out.
+    expected = [(k, n) for k in ("nic", "switch", "cable", "transceiver") for n, e in BUILTIN.by_kind(k).items()
+                if any(abs(r - 50e9) < 1 for r in catalog_filters.entry_rates(k, e))]
+    assert at_400 == expected
+    ib_switches = _names("--kind", "switch", "--protocol", "infiniband")
+    assert ib_switches and all(BUILTIN.switches[n].protocol.value == "infiniband" for _, n in ib_switches)
+    # RoCE runs on Ethernet parts; a cloud network named roce is kept too.
+    roce = _names("--protocol", "roce")
+    assert ("switch", "nvidia-sn5600") in roce and ("switch", "nvidia-qm9700") not in roce
+    assert ("cloud", "oci-bm.gpu.h100.8") in roce
+    cheap_amd = _names("--vendor", "AMD", "--max-price", "$20k")
+    assert cheap_amd == [("gpu", "mi300x")]  # $12,500; the AMD servers cost more
+    assert all(BUILTIN.by_kind(k)[n].price_usd <= 20_000 for k, n in _names("--max-price", "$20k"))
+    with_h100 = _names("--gpu", "h100-sxm")
+    assert ("gpu", "h100-sxm") in with_h100 and ("server", "dgx-h100") in with_h100
+    assert all(k in ("gpu", "server", "cloud") for k, _ in with_h100)
+    assert _names("--name", "QM97") == [("switch", "nvidia-qm9700")]
+
+
+def test_list_filters_are_recorded_in_the_json_and_bad_ones_are_refused():
+    doc = _strict_json(run("list", "--json", "--rate", "400G", "--vendor", "nvidia").stdout)
+    assert doc["filters"] == {"rate_Bps": 50e9, "vendor": "nvidia"}
+    assert _strict_json(run("list", "--json").stdout)["filters"] == {}
+    none = run("list", "--name", "no-such-part")
+    assert (none.exit_code, none.stdout) == (0, "no catalog entries match the filters\n")
+    for args, where in ((("--rate", "400 apples"), "--rate"), (("--max-price", "cheap"), "--max-price"),
+                        (("--protocol", "token-ring"), "--protocol")):
+        bad = run("list", *args)
+        assert bad.exit_code == 2 and bad.stderr.startswith(f"error: {where}: "), bad.stderr

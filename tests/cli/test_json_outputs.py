@@ -48,6 +48,7 @@ CASES = {
     ("validate", "--format"): ["validate", "{spec}", "--format", "json"],
     ("catalog list", "--json"): ["catalog", "list", "--kind", "switch", "--json"],
     ("catalog show", "--json"): ["catalog", "show", "nvidia-qm9700", "--json"],
+    ("presets", "--json"): ["presets", "--json"],
     ("frontier", "--json"): ["frontier", "{spec}", "--utilization", "0.5,0.6", "--json", "-j", "1"],
     ("sweep", "--json"): ["sweep", "{spec}", "--vary", "gpu_price=-10%..+10%", "--steps", "2", "--json", "-j", "1"],
     ("study", "--format"): ["study", "{spec}", "--vary", "gpu_price=normal:10%", "--samples", "2", "--format", "json",

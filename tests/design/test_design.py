@@ -298,3 +298,20 @@ def test_write_atomic_follows_symlinks(tmp_path: Path) -> None:
 def test_money_helpers_are_idempotent() -> None:
     assert bom.money_text(0.005) == "0.01" and bom.money_text(-0.004) == "0.00"
     assert bom.round_sig(bom.round_sig(2 / 3)) == bom.round_sig(2 / 3) == 0.666667
+
+
+def test_the_whole_plan_is_recorded_and_older_files_read_its_defaults(design: Design) -> None:
+    w = design.workloads[0]
+    interleaved = dataclasses.replace(design, workloads=(dataclasses.replace(
+        w, virtual_stages=4, schedule="dualpipe", first_stage_layers=3, last_stage_layers=5),) + design.workloads[1:])
+    text = dump_design(interleaved)
+    assert "  virtual_stages: 4\n  schedule: dualpipe\n  first_stage_layers: 3\n  last_stage_layers: 5\n" in text
+    loaded = parse_design(text)
+    assert dump_design(loaded) == text
+    assert (loaded.workloads[0].virtual_stages, loaded.workloads[0].schedule) == (4, "dualpipe")
+    # A file written before these keys existed: each reads as its default, the plan such a file ran.
+    older = re.sub(r"  (virtual_stages|schedule|first_stage_layers|last_stage_layers): .*\n", "", dump_design(design))
+    assert "virtual_stages" not in older
+    read = parse_design(older).workloads[0]
+    assert (read.virtual_stages, read.schedule, read.first_stage_layers, read.last_stage_layers) == (1, "1f1b", None,
+                                                                                                      None)

@@ -260,5 +260,11 @@ def test_formats_read_as_people_write_them():
     assert units.format_duration(90 * 86400.0) == "90 days"
     assert units.format_power(5e6) == "5 MW"
     assert units.format_data_size(80e9) == "80 GB"
+    # HBM is quoted in binary units: an H100's 80 GiB, a B200's 180 GiB; flash in decimal ones.
+    assert units.format_data_size(80 * 2**30) == "80 GiB"
+    assert units.format_data_size(180 * 2**30) == "180 GiB"
+    assert units.format_data_size(1.5 * 2**40) == "1.5 TiB"
+    assert units.format_data_size(3.84e12) == "3.84 TB"
+    assert units.format_data_size(141e9) == "141 GB"
     assert [units.format_money_short(x) for x in (1370633.4, 964.0, -2.5e9, None, float("inf"))] == \
         ["$1.37M", "$964", "-$2.5B", "-", "-"]
