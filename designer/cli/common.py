@@ -25,4 +25,4 @@ TIME_LIMIT_OPTION = typer.Option(None, "--time-limit", min=0.1, help="Time limit
 JOBS_OPTION = typer.Option(None, "--jobs", "-j", help="Parallel solves on this machine (default: the available cores).")
 SCHEDULER_OPTION = typer.Option(None, "--scheduler", metavar="ADDRESS",
                                 help="Solve on the Dask cluster of this scheduler, e.g. tcp://10.0.0.5:8786 "
-                                     "(needs the dask extra: pip install 'designer\\[dask]').")
+                                     "(needs the dask extra: pip install 'designer[dask]').")

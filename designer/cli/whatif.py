@@ -12,16 +12,18 @@ __all__ = ["frontier_command", "sweep_command", "parse_range", "parse_variation"
 
 import math
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import TYPE_CHECKING, Callable, List, Optional
 
 import typer
 
 from designer.cli.common import JOBS_OPTION, SCHEDULER_OPTION, SOLVER_OPTION, TIME_LIMIT_OPTION, SolverName
 from designer.cli.progress import ProgressBar
 from designer.cli.run import err, run
-from designer.design.study import Variation
 from designer.errors import InputError
 from designer.spec import units
+
+if TYPE_CHECKING:  # the design package loads YAML: not at start-up
+    from designer.design.study import Variation
 
 _DEFAULT_UTILIZATION = "0.5:0.95:0.05"
 MAX_POINTS = 200  # most values in one range: each is a full solve
@@ -79,7 +81,7 @@ def parse_range(text: str, parse: Callable[[str], float] = float, *, what: str =
     return tuple(values)
 
 
-def parse_variation(text: str) -> Variation:
+def parse_variation(text: str) -> "Variation":
     """``"gpu_price=-30%..+30%"`` (or ``uniform:-30%..+30%``, as ``designer study`` writes a range)
     as a :class:`Variation`. Any input a study varies may be swept
     (:data:`designer.design.montecarlo.UNCERTAIN`); a triangular distribution sweeps its range.
@@ -95,6 +97,7 @@ def parse_variation(text: str) -> Variation:
         Variation(name='tokens', low=-0.1, high=0.2)
     """
     from designer.design.montecarlo import UNCERTAIN
+    from designer.design.study import Variation
     from designer.study.distributions import parse_change, parse_distribution
 
     name, sep, span = text.partition("=")
