@@ -337,6 +337,17 @@ def render(results, unscored, not_added, loso, fitted, table, llama70) -> str:
         lines.append(f"| {r.row.id} | {r.row.run['gpus']:,} | {est.software.preset} | {est.plan.describe()} | "
                      f"{_pct(pub_mfu, False)} | {a.plan.describe()} {a.recompute.value} | {_pct(a.mfu, False)} | "
                      f"{a.mfu / pub_mfu:.2f} |")
+    ratios = sorted(t["auto"].mfu / (_tflops(t["row"], t["row"].published_s) * 1e12 / t["row"].prediction.estimate.peak_flops)
+                    for t in table if t["auto"] is not None)
+    bound = 1.0 + s.median
+    over = sum(x > bound for x in ratios)
+    if ratios:
+        lines += ["", f"Rule: the auto plan may beat the best published run of its stack for the same model and GPU by "
+                  f"no more than the model's validated median error (here {_pct(s.median, False)}: auto / published "
+                  f"<= {bound:.3f}). {len(ratios)} pairs: median ratio {statistics.median(ratios):.2f}, largest "
+                  f"{ratios[-1]:.2f}; {over} pairs exceed the rule (most where the published run used a layout, "
+                  "recomputation or stack setting the search is free to improve on, or the model is optimistic for "
+                  "the stack: see the rows above)."]
     lines += ["", f"Llama 3 70B on 1,024 H100 (DGX H100, NDR InfiniBand), global batch 1,024, BF16, the default "
               f"stack (megatron-core, no TP overlap), everything auto: **{llama70.plan.describe()} "
               f"{llama70.recompute.value}, MFU {_pct(llama70.mfu, False)}** ({llama70.tflops_per_gpu:.0f} TFLOP/s "

@@ -327,7 +327,12 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
         # Narayanan et al. SC21 sec. 4.1); the receiver all-gathers it over NVLink.
         msg = act_msg / tp
         pp_mb = 2.0 * v * netm.p2p_group_s(msg, group.nodes > 1, links)
-    pp_exposed_mb = exposed_s(pp_mb, compute_mb, 1.0, _S) if prof.p2p_overlap else pp_mb
+    # Megatron-Core overlaps sends with compute only in the interleaved schedule: the plain 1F1B
+    # schedule "does not support overlapping p2p communication" (pipeline_parallel/schedules.py,
+    # forward_backward_pipelining_without_interleaving), so its sends are waited for. DualPipe
+    # hides them behind the paired chunk (DeepSeek-V3 report, sec. 3.2.1).
+    p2p_overlapped = prof.p2p_overlap and (v > 1 or plan.schedule == "dualpipe")
+    pp_exposed_mb = exposed_s(pp_mb, compute_mb, 1.0, _S) if p2p_overlapped else pp_mb
 
     # -- data parallelism (designer.perf.dataparallel) ---------------------------------------
     params = stage_params(m, plan)

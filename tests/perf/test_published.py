@@ -99,15 +99,17 @@ def test_llama3_405b_production_layout_fits_and_lands_in_its_band(scored):
     assert 0.38 <= est.mfu <= 0.43
 
 
-def test_the_auto_plan_stays_within_the_best_published_run_of_its_stack(validate):
+def test_the_auto_plan_stays_within_the_best_published_run_of_its_stack(validate, scored):
     """Llama 3 70B on 1,024 H100 in BF16 with the default stack: the planner's own plan may not
     beat what the best published Megatron-Core/NeMo runs of the model reach on H100 at comparable
     scale: 14.84 s a step on 2,048 H100 (dgxc-benchmarking, NeMo 24.12), 53.6 % MFU in the
-    non-causal count, within the model's median error."""
+    non-causal count, by more than the model's validated median error (the rule docs/validation.md
+    states), measured over every scored run."""
     est = validate.auto_plan(validate.LLAMA3_70B_1024)
     assert est.software.preset == "megatron-core" and not est.software.tp_comm_overlap
     best_published = 0.536
-    assert est.mfu <= best_published * (1 + MEDIAN_TOLERANCE)
+    median = statistics.median(abs(r.error) for r in scored[0])
+    assert est.mfu <= best_published * (1 + median)
 
 
 @pytest.mark.parametrize("rid, published_s, tol", [
