@@ -23,7 +23,9 @@ def large_spec(workloads: int = 10, max_nodes: int = 12_500) -> str:
             f"    model: {{preset: {model}}}",
             f"    tokens: {tokens}",
             "    global_batch: 2048",
-            f"    deadline: {60 + 15 * i} days",
+            # Deadlines 15 days apart from day 60; past 60 workloads they repeat, to stay within
+            # the 3-year horizon.
+            f"    deadline: {60 + 15 * (i % 60)} days",
         ]
     lines += [
         "constraints:",

@@ -23,7 +23,7 @@ import math
 from typing import Iterable
 
 from designer.errors import InfeasibleError
-from designer.optimize import bounds
+from designer.optimize import bounds, dominance
 from designer.optimize.milp import Solution, solve_problem
 from designer.optimize.min_time import solve_min_time
 from designer.optimize.problem import Limits
@@ -31,7 +31,7 @@ from designer.optimize.task import Thresholds
 from designer.optimize.workspace import Workspace
 from designer.spec.choices import Deployment
 
-_BATCH = 8  # on-prem candidates per program: small batches find an incumbent early, and it prunes
+_BATCH = 1  # on-prem candidates per program: small batches find an incumbent early, and it prunes
 # Objectives whose optimum can be bounded by a lower bound on total cost.
 _PRUNABLE = ("min_total_cost",)
 _SAME_OBJECTIVE = 1e-9  # relative difference of two programs' objectives that counts as equal
@@ -64,7 +64,7 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
     prunable = objective in _PRUNABLE
     per_token = objective == "min_cost_per_token"
     cloud = [k for k in keys if ws.by_key[k].deployment is Deployment.CLOUD]
-    onprem = [k for k in keys if ws.by_key[k].deployment is Deployment.ON_PREM]
+    onprem = dominance.undominated(ws, [k for k in keys if ws.by_key[k].deployment is Deployment.ON_PREM])
     ready = [k for k in cloud if ws.prepare(k, th)]
     if objective == "min_time":
         return solve_min_time(ws, th, ready, onprem, limits, solver, time_limit_s)

@@ -2,23 +2,26 @@
 
 A design builds at most one on-prem system. Some non-empty set S of workloads runs on it; each
 needs at least its ideal-network GPU count, so the system has at least the largest of those
-nodes and pays for them; every workload outside S costs at least its cheapest cloud option.
-:mod:`designer.optimize.batches` drops a candidate once such a bound reaches the best cost found.
+nodes, and their GPU-time must fit in what the system offers by their deadlines; every workload
+outside S costs at least its cheapest cloud option. :mod:`designer.optimize.batches` drops a
+candidate once such a bound reaches the best cost found.
 
 Bounds, each below the cost the program would find for the candidate:
 
-* :func:`lower_bound`: min over k of cost(nodes of the k workloads needing fewest nodes) + the
-  cloud floors of the others; the cost is :func:`server_cost` (servers and leaves only) on an
-  ideal network, :meth:`~designer.optimize.workspace.Workspace.program_cost` on the best network of
-  the candidate's kind.
-* :func:`refined_bound`: the same at the smallest sizes that qualify on the candidate's own network.
+* :func:`lower_bound`: min over the system's size n of cost(n) + the least cloud spend of the
+  workloads that do not fit (a fractional knapsack on GPU-time); the cost is :func:`server_cost`
+  (servers and leaves only) on an ideal network,
+  :meth:`~designer.optimize.workspace.Workspace.program_cost` on the best network of the
+  candidate's kind.
+* :func:`refined_bound`: the same at the smallest sizes and GPU-times that qualify on the
+  candidate's own network.
 * :func:`usage_bound`: the ``min_cost_per_token`` objective, each workload at the cheaper of its
   cloud floor and the system's charge for its fewest GPU-seconds there.
 """
 
 from __future__ import annotations
 
-__all__ = ["cloud_floor", "lower_bound", "server_cost", "refined_bound", "usage_bound"]
+__all__ = ["cloud_floor", "lower_bound", "server_cost", "refined_bound", "usage_bound", "flops_gpu_seconds"]
 
 import math
 from dataclasses import replace
@@ -29,6 +32,7 @@ from designer.optimize.ownership import usage_rate_usd_per_gpu_s
 from designer.optimize.problem import CloudSystem, OnPremSystem
 from designer.optimize.task import Thresholds
 from designer.optimize.workspace import Workspace
+from designer.perf import compute as perf_compute, flops as perf_flops
 
 
 def cloud_floor(ws: Workspace, w: str, th: Thresholds, keys: Iterable[str] | None = None) -> float:
@@ -56,32 +60,114 @@ def _cloud_floor(ws: Workspace, w: str, th: Thresholds, keys: tuple[str, ...] | 
 
 
 def lower_bound(ws: Workspace, key: str, th: Thresholds, *, sizes: Mapping[str, int] | None = None,
-                keys: Iterable[str] | None = None, best: bool = True) -> float:
+                keys: Iterable[str] | None = None, best: bool = True,
+                gpu_seconds: Mapping[str, float] | None = None) -> float:
     """A lower bound on the total cost of any design that builds on-prem candidate ``key``.
 
-    Some non-empty set S of workloads runs on it; each needs at least its ideal-network GPU
-    count (or ``sizes``), so the system has at least the largest of those nodes, and pays for
-    those servers (with installation, maintenance and power over the horizon) and the leaves
-    their NIC ports need. Every workload outside S costs at least its cheapest cloud option.
-    The best S for the bound takes, for some k, the k workloads needing the fewest nodes.
+    Model (a relaxation of the program of :mod:`designer.optimize.formulation`): a design builds
+    the system at some size n and runs a set S of workloads on it; the others go to the cloud at
+    no less than their cheapest cloud option f_w. A workload in S needs at least m_w nodes (its
+    ideal-network count, or ``sizes``; constraint (4)) and at least e_w GPU-seconds (its model
+    FLOPs at the GPUs' peak, MFU <= 1, or ``gpu_seconds``), and the GPU-time of S fits in the
+    G n D GPU-seconds the system offers by the latest deadline D of S (constraint (5)). So
+
+        cost >= min over n of  cost(n) + min over S of sum_{w not in S} f_w,
+
+    and the inner minimum is bounded below by its fractional knapsack (S filled by the best
+    cloud cost saved per GPU-second). cost(n) and the knapsack are monotone in n, so taking n on
+    a grid, cost at an interval's left end and the knapsack at its right end, stays a bound.
     """
     cand = ws.by_key[key]
     if sizes is None:
         sizes = {w.name: ws.ideal_gpus(w, cand, th, best=best) for w in ws.workloads}
-    need = sorted((math.ceil(g / cand.gpus_per_node), w) for w, g in sizes.items() if g is not None)
+    gpn = cand.gpus_per_node
+    need = {w: math.ceil(g / gpn) for w, g in sizes.items() if g is not None}
     if not need:
         return math.inf
+    if gpu_seconds is None:
+        gpu_seconds = flops_gpu_seconds(ws, key)
     floors = {w.name: cloud_floor(ws, w.name, th, keys) for w in ws.workloads}
-    inside = {w for _, w in need}
-    # The first level (ideal network) prices only servers and leaves: cheap, no catalog optics.
+    nmax = ws.max_nodes(cand)
+    if ws.fixed_nodes is not None:
+        points = [ws.fixed_nodes]
+    else:
+        points = _size_points(min(need.values()), nmax, need.values())
+    if not points:
+        return math.inf
+    rest = _Knapsack(need, {w: gpu_seconds.get(w, 0.0) for w in need}, floors, th.deadlines_s, gpn)
     bound = math.inf
-    for k, (nodes, _) in enumerate(need):
-        rest = sum(floors[w] for w in floors if w not in inside) + sum(floors[w] for _, w in need[k + 1:])
-        if ws.fixed_nodes is not None:
-            nodes = ws.fixed_nodes
+    for i, nodes in enumerate(points):
+        right = points[i + 1] - 1 if i + 1 < len(points) else nmax
+        cloud = rest.cost(max(right, nodes))
+        if cloud == math.inf:
+            continue
         cost = ws.program_cost(key, nodes) if best else server_cost(ws, key, nodes)
-        bound = min(bound, cost + rest)
+        bound = min(bound, cost + cloud)
     return bound
+
+
+_GRID_STEP = 1.25  # node grid of the bound: the cost side is read at the left end of each step
+
+
+def _size_points(lo: int, hi: int, needs: Iterable[int]) -> list[int]:
+    """Node counts from ``lo`` to ``hi``: a geometric grid plus every workload's minimum."""
+    points = {n for n in needs if lo <= n <= hi}
+    n = lo
+    while n <= hi:
+        points.add(n)
+        n = max(n + 1, int(n * _GRID_STEP))
+    return sorted(points)
+
+
+class _Knapsack:
+    """The least cloud spend of a portfolio when the on-prem system has at most ``n`` nodes:
+    fractional knapsack of the module's bound (see :func:`lower_bound`)."""
+
+    def __init__(self, need: Mapping[str, int], gpu_s: Mapping[str, float], floors: Mapping[str, float],
+                 deadlines: Mapping[str, float], gpn: int):
+        self.need, self.floors, self.gpn = need, floors, gpn
+        self.outside = [w for w in floors if w not in need]  # never on-prem: always in the cloud
+        # Cloud cost saved per GPU-second of the system, best first (ties by name: deterministic).
+        self.order = sorted(need, key=lambda w: (-(floors[w] / gpu_s[w]) if gpu_s[w] > 0 else -math.inf, w))
+        self.gpu_s = gpu_s
+        self.deadlines = deadlines
+
+    def cost(self, n: int) -> float:
+        outside = sum(self.floors[w] for w in self.outside)
+        inside = [w for w in self.order if self.need[w] <= n]
+        outside += sum(self.floors[w] for w in self.need if self.need[w] > n)
+        if outside == math.inf or not inside:
+            return math.inf
+        cap = self.gpn * n * max(self.deadlines[w] for w in inside)
+        # Workloads with no cloud option must run on the system.
+        must = [w for w in inside if self.floors[w] == math.inf]
+        cap -= sum(self.gpu_s[w] for w in must)
+        if cap < 0:
+            return math.inf
+        spend = 0.0
+        for w in inside:
+            if w in must:
+                continue
+            e, f = self.gpu_s[w], self.floors[w]
+            if e <= cap:
+                cap -= e
+            else:
+                spend += f * (1.0 - cap / e)
+                cap = 0.0
+        return outside + spend
+
+
+def flops_gpu_seconds(ws: Workspace, key: str) -> dict[str, float]:
+    """Per workload, GPU-seconds no run on ``key``'s GPU can beat: its model FLOPs at the GPU's
+    dense peak in the job's precision (the denominator of MFU, so MFU <= 1;
+    :func:`designer.perf.compute.peak_rate`)."""
+    cand = ws.by_key[key]
+    memo = ("flops", cand.gpu)
+    if memo not in ws.floors:
+        gpu = ws.catalog.gpus[cand.gpu]
+        ws.floors[memo] = {w.name: perf_flops.model_flops(w.job.model, w.job.tokens / w.job.model.seq_len)
+                           / perf_compute.peak_rate(gpu, w.job.precision) for w in ws.workloads}
+    return ws.floors[memo]
 
 
 def server_cost(ws: Workspace, key: str, nodes: int) -> float:
@@ -102,12 +188,16 @@ def server_cost(ws: Workspace, key: str, nodes: int) -> float:
 
 
 def refined_bound(ws: Workspace, key: str, th: Thresholds, keys: Iterable[str] | None = None) -> float:
-    """:func:`lower_bound` at the smallest GPU counts that qualify on the candidate's own network."""
-    sizes = {}
+    """:func:`lower_bound` at the smallest GPU counts and fewest GPU-seconds of the options that
+    qualify on the candidate's own network (the program chooses among those alone)."""
+    sizes: dict[str, int | None] = {}
+    seconds: dict[str, float] = {}
     for w in ws.workloads:
-        ok = [e.gpus for e in ws.evaluations.get((w.name, key), ()) if th.admits(w.name, e.time_s, e.utilization)]
-        sizes[w.name] = min(ok) if ok else None
-    return lower_bound(ws, key, th, sizes=sizes, keys=keys)
+        ok = [e for e in ws.evaluations.get((w.name, key), ()) if th.admits(w.name, e.time_s, e.utilization)]
+        sizes[w.name] = min(e.gpus for e in ok) if ok else None
+        if ok:
+            seconds[w.name] = min(e.gpus * e.time_s for e in ok)
+    return lower_bound(ws, key, th, sizes=sizes, keys=keys, gpu_seconds=seconds)
 
 
 def usage_bound(ws: Workspace, key: str, th: Thresholds, keys: Iterable[str] | None = None) -> float:

@@ -15,10 +15,11 @@ __all__ = [
     "gpu_count_grid",
     "ideal_view",
     "best_view",
+    "scaled",
 ]
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from designer import perf, topology
 from designer.perf import transport
@@ -125,14 +126,22 @@ def gpu_count_grid(gpus_per_node: int, max_nodes: int) -> tuple[int, ...]:
     return tuple(sorted(m * gpus_per_node for m in nodes if m <= max_nodes))
 
 
+def scaled(est: perf.StepEstimate, tokens: float) -> perf.StepEstimate:
+    """``est`` (a plan's step on one step's tokens) for a run of ``tokens``: only the time to
+    train changes, ``tokens / tokens_per_s`` (:func:`designer.perf.estimate_step`)."""
+    return replace(est, time_to_train_s=tokens / est.tokens_per_s)
+
+
 @dataclass
 class Evaluator:
     """Evaluates (workload, candidate, GPU count), caching by the network the job sees.
 
     Candidates that differ only in things the job cannot see (two switches with the same latency
-    and radix class) share results. The best plan of a job at a size on one network is the first
-    one the search times on the next (:func:`designer.perf.search_plans`' ``hint``): networks of
-    one GPU differ little, so it usually wins again and prunes the rest.
+    and radix class) share results, and so do workloads that differ only in tokens or deadline
+    (their :attr:`~designer.optimize.task.Workload.shape`): a plan's step does not depend on how
+    many steps are run. The best plan of a job at a size on one network is the first one the
+    search times on the next (:func:`designer.perf.search_plans`' ``hint``): networks of one GPU
+    differ little, so it usually wins again and prunes the rest.
     """
 
     catalog: Catalog
@@ -140,7 +149,10 @@ class Evaluator:
     efficiency: perf.ModelEfficiency = field(default_factory=perf.ModelEfficiency)  # multipliers on the model's rates
     _views: dict = field(default_factory=dict)
     _results: dict = field(default_factory=dict)
+    _steps: dict = field(default_factory=dict)
     _hints: dict = field(default_factory=dict)
+    _shapes: dict = field(default_factory=dict)  # shape -> its number
+    _shape_of: dict = field(default_factory=dict)  # workload name -> (workload, its shape's number)
     calls: int = 0
 
     def view(self, candidate: Candidate, nodes: int) -> perf.NetworkView | None:
@@ -152,14 +164,32 @@ class Evaluator:
                 self._views[key] = None
         return self._views[key]
 
-    def search(self, name: str, job: perf.Job, cluster: perf.Cluster, gpus: int,
-               fixed: perf.PlanConstraints | None) -> perf.StepEstimate:
-        """:func:`designer.perf.search_plans`, started from the best plan found for the same
-        workload, GPU and size on another network."""
-        hint_key = (name, cluster.gpu.name, gpus)
-        est = perf.search_plans(job, cluster, gpus, fixed, hint=self._hints.get(hint_key))
-        self._hints[hint_key] = est.plan
-        return est
+    def shape_id(self, w: Workload) -> int:
+        """A small number naming ``w``'s shape, equal for workloads of equal shape (hashing the
+        shape's job in every lookup would cost more than the lookups save)."""
+        found = self._shape_of.get(w.name)
+        if found is None or found[0] is not w:
+            found = (w, self._shapes.setdefault(w.shape, len(self._shapes)))
+            self._shape_of[w.name] = found
+        return found[1]
+
+    def step(self, w: Workload, cluster: perf.Cluster, gpus: int) -> perf.StepEstimate | str:
+        """The fastest plan's step for ``w``'s shape on ``gpus`` GPUs of ``cluster`` (its time to
+        train is one step), or why no plan fits. Searched once per shape, network and size,
+        started from the best plan found for the same shape, GPU and size on another network."""
+        shape = self.shape_id(w)
+        key = (shape, cluster.gpu.name, cluster.network, gpus)
+        if key not in self._steps:
+            self.calls += 1
+            hint_key = (shape, cluster.gpu.name, gpus)
+            try:
+                est = perf.search_plans(w.step_job, cluster, gpus, w.plan, hint=self._hints.get(hint_key))
+            except PerfError as exc:
+                self._steps[key] = str(exc)
+            else:
+                self._hints[hint_key] = est.plan
+                self._steps[key] = est
+        return self._steps[key]
 
     def evaluate(self, w: Workload, candidate: Candidate, gpus: int) -> Evaluation:
         """The fastest plan for ``w`` on ``gpus`` GPUs of ``candidate`` (or why none fits)."""
@@ -169,15 +199,11 @@ class Evaluator:
         if view is None:
             return Evaluation(gpus, None, f"{candidate.topology} with {candidate.switch} cannot hold {nodes} nodes")
         gpu = self.catalog.gpus[candidate.gpu]
-        key = (w.name, gpu.name, view, gpus)
+        key = (w.name, w.tokens, gpu.name, view, gpus)
         if key not in self._results:
-            self.calls += 1
-            try:
-                est = self.search(w.name, w.job, perf.Cluster(gpu=gpu, network=view, efficiency=self.efficiency),
-                                  gpus, w.plan)
-                self._results[key] = Evaluation(gpus, est)
-            except PerfError as exc:
-                self._results[key] = Evaluation(gpus, None, str(exc))
+            found = self.step(w, perf.Cluster(gpu=gpu, network=view, efficiency=self.efficiency), gpus)
+            self._results[key] = (Evaluation(gpus, None, found) if isinstance(found, str)
+                                  else Evaluation(gpus, scaled(found, w.tokens)))
         return self._results[key]
 
 

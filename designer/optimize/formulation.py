@@ -152,7 +152,7 @@ class Builder:
             for var, label in ((S, "spine"), (X, "core"), (LS, "ls"), (SX, "sx")):
                 m += var == 0, f"no_{label}__{c}"
         else:
-            self._clos(c, sh, y, n, L, S, X, LS, SX)
+            self._clos(c, sh, nmax, y, n, L, S, X, LS, SX)
             t1, t2, t3 = self._tiers[c]
         # (11) racks: servers by rack power/space, switches in network racks
         m += Q * uc.servers_per_rack * uc.rack_units >= n * uc.rack_units + (L + S + X) * uc.switch_ru * uc.servers_per_rack, f"racks__{c}"
@@ -172,9 +172,11 @@ class Builder:
             m += gpn * n >= pulp.lpSum(o.gpus * var for o, var in xs), f"holds__{var_name(w)}__{c}"
             usage[w] = xs
         for i, deadline in enumerate(deadlines):
-            terms = [o.gpu_seconds / 1e6 * var for w, xs in usage.items() if p.deadlines_s[w] <= deadline for o, var in xs]
+            # In node-equivalents (GPU-seconds over G_c D), so coefficients stay near the node count.
+            scale = 1.0 / (gpn * deadline)
+            terms = [o.gpu_seconds * scale * var for w, xs in usage.items() if p.deadlines_s[w] <= deadline for o, var in xs]
             if terms:
-                m += pulp.lpSum(terms) <= gpn * deadline / 1e6 * n, f"gpu_time__{c}__{i}"
+                m += pulp.lpSum(terms) <= n, f"gpu_time__{c}__{i}"
         # (13) cost of ownership: equipment, space, power at the expected draw, support, residual
         costs, busy = ownership.add_onprem_costs(m, c, system, p.economics, y=y, nodes=n, switches=L + S + X,
                                                   ls_links=LS, sx_links=SX, racks=Q, usage=usage)
@@ -182,7 +184,7 @@ class Builder:
         self.opex[system.key] = costs.opex_total + busy
         self.power[system.key] = costs.rated_w
 
-    def _clos(self, c: str, sh: FabricShape, y, n, L, S, X, LS, SX) -> None:
+    def _clos(self, c: str, sh: FabricShape, nmax: int, y, n, L, S, X, LS, SX) -> None:
         """Constraints (7)-(10) for fat tree, rail-optimized and rail-only fabrics.
 
         Per fabric (the rails for rail-only, else one): U scalable units hold the nodes; a fabric
@@ -195,7 +197,10 @@ class Builder:
         fabrics = R if sh.topology == "rail_only" else 1
         per_su = R if sh.topology == "rail_optimized" else 1
         cap1, cap2, cap3 = sh.max_nodes_1tier, sh.max_nodes_2tier, sh.max_nodes
-        big = R * max(cap3, 1) + k
+        # Big-M: the most leaves one fabric can have at the largest allowed size. Taken from the
+        # size limit rather than the topology's reach (millions of nodes in three tiers), so the
+        # program stays well scaled and its relaxation tight.
+        big = per_su * -(-max(nmax, 1) // max(sh.su_nodes, 1)) + 1
         t1 = self.m.add_variable(f"t1__{c}", cat="Binary")
         t2 = self.m.add_variable(f"t2__{c}", cat="Binary")
         t3 = self.m.add_variable(f"t3__{c}", cat="Binary")
@@ -231,10 +236,10 @@ class Builder:
             m += Xf >= spines_per_pod * pulp.lpSum(d * v for d, v in bc.items()), f"cores__{c}"
         else:
             m += t3 == 0, f"no_three_tiers__{c}"
-        m += Xf <= big * t3, f"core_only3__{c}"
+        m += Xf <= big * k * t3, f"core_only3__{c}"
         # (10) links
-        m += LS >= u * L - big * u * t1, f"ls_links__{c}"
-        m += SX >= u * L - big * u * (1 - t3), f"sx_links__{c}"
+        m += LS >= u * L - fabrics * big * u * t1, f"ls_links__{c}"
+        m += SX >= u * L - fabrics * big * u * (1 - t3), f"sx_links__{c}"
 
     # ---------------------------------------------------------------- economics
 

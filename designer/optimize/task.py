@@ -10,7 +10,7 @@ from __future__ import annotations
 
 __all__ = ["Thresholds", "Workload", "Task"]
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Mapping
 
@@ -46,6 +46,19 @@ class Workload:
     plan: perf.PlanConstraints | None  # pinned parts of the parallelism plan; None: the whole plan is searched
     gpus: int | None  # pinned GPU count
     deadline_s: float | None  # None: no deadline (its threshold is the horizon)
+    # What the performance model sees of the workload: its job with one step's tokens, and the
+    # pinned plan. Workloads that differ only in tokens (or deadline) step alike, so they share
+    # every plan search; only the time to train scales with the tokens. Derived, set once.
+    shape: tuple = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        step_job = replace(self.job, tokens=float(self.job.tokens_per_step))
+        object.__setattr__(self, "shape", (step_job, self.plan))
+
+    @property
+    def step_job(self) -> perf.Job:
+        """The job with one step's tokens: its estimates' time to train is one step."""
+        return self.shape[0]
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from types import MappingProxyType
 from typing import Iterable
 
 from designer import perf, topology
-from designer.errors import CatalogError, PerfError, TopologyError
+from designer.errors import CatalogError, TopologyError
 from designer.optimize import cloud, ownership, pricing
 from designer.optimize.candidates import Candidate
 from designer.optimize.evaluate import Evaluation, Evaluator, best_view, gpu_count_grid, ideal_view
@@ -61,7 +61,6 @@ class Workspace:
         self.economics = task.economics
         self.solves = 0  # programs solved (the drivers count them)
         self._cost_cache: dict[tuple[str, int], float] = {}
-        self._ideal_est: dict[tuple, perf.StepEstimate | None] = {}  # estimates do not depend on thresholds
         self.floors: dict[tuple, float] = {}  # memo of designer.optimize.bounds.cloud_floor
         self._max_nodes: dict[str, int] = {}
         self.cloud_version = 0  # cloud evaluations stored so far, to know when cached floors are stale
@@ -135,16 +134,10 @@ class Workspace:
             for g in self._grid(w, cand, limit):
                 if g < floor:
                     continue
-                est_key = (w.name, view_key, g)
-                if est_key not in self._ideal_est:
-                    try:
-                        self._ideal_est[est_key] = self.evaluator.search(w.name, w.job, cluster, g, w.plan)
-                    except PerfError:  # a size with no plan simply does not qualify
-                        self._ideal_est[est_key] = None
-                est = self._ideal_est[est_key]
-                if est is None:
+                step = self.evaluator.step(w, cluster, g)
+                if isinstance(step, str):  # a size with no plan simply does not qualify
                     continue
-                if th.admits(w.name, est.time_to_train_s, est.utilization):
+                if th.admits(w.name, w.tokens / step.tokens_per_s, step.utilization):
                     found = g
                     break
             self._ideal[key] = found
@@ -218,9 +211,13 @@ class Workspace:
                 below = 0
             if th.admits(w.name, e.time_s, e.utilization):
                 # A larger size costs more nodes; it can help only min_time (scanned above), or
-                # several workloads sharing the cluster when it needs less GPU-time.
+                # when it needs less GPU-time (several workloads sharing the cluster, a cloud
+                # bill, the per-token charge), or fits a schedule by finishing sooner: up to half
+                # as large again. A lone workload on a system bought for it needs only the smallest.
                 first_ok = first_ok or g
-                if len(self.workloads) == 1 or g >= 1.5 * first_ok:
+                lone = (len(self.workloads) == 1 and cand.deployment is Deployment.ON_PREM
+                        and self.task.objective == "min_total_cost")
+                if lone or g >= 1.5 * first_ok:
                     break
         self.evaluations[pair] = tuple(sorted(known.values(), key=lambda e: e.gpus))
         if cand.deployment is Deployment.CLOUD:
@@ -308,6 +305,8 @@ class Workspace:
             # prefers: it stays out of the program.
             if found:
                 (onprem if isinstance(system, OnPremSystem) else cloud).append(system)
+        if not keep_time:
+            cloud = _cheapest_cloud(cloud, options, self.workloads)
         return Problem(
             workloads=tuple(w.name for w in self.workloads), deadlines_s=th.deadlines_s,
             tokens=MappingProxyType({w.name: w.tokens for w in self.workloads}),
@@ -315,3 +314,27 @@ class Workspace:
             limits=limits if limits is not None else self.limits(), objective=objective,
             fixed_nodes=self.fixed_nodes, ranks=self._ranks,
         )
+
+
+def _cheapest_cloud(cloud: list[CloudSystem], options: dict[tuple[str, str], tuple[Option, ...]],
+                    workloads: Iterable[Workload]) -> list[CloudSystem]:
+    """Keep, per workload, only its cheapest cloud option (ties: the first system in key order,
+    then the fewest GPUs). A workload's cloud bill is its own (its offer's billing) and
+    uses no capex, power or racks, so every other cloud option costs more and saves nothing:
+    no objective but ``min_time`` can prefer it. This keeps the program's size independent of
+    the number of instance types. ``options`` is changed in place; returns the systems still used."""
+    used: set[str] = set()
+    for w in workloads:
+        best = None
+        for system in cloud:
+            gpn = system.candidate.gpus_per_node
+            for o in options.get((w.name, system.key), ()):
+                rank = (system.cost_usd(o.gpus / gpn, o.time_s), system.key, o.gpus, o.index)
+                if best is None or rank < best[0]:
+                    best = (rank, system.key, o)
+        for system in cloud:
+            options.pop((w.name, system.key), None)
+        if best is not None:
+            options[(w.name, best[1])] = (best[2],)
+            used.add(best[1])
+    return [system for system in cloud if system.key in used]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from designer.optimize import batches
+from designer.optimize import batches, dominance
 from designer.optimize.milp import solve_problem
 from designer.optimize.task import Thresholds
 from designer.optimize.workspace import Workspace
@@ -75,8 +75,9 @@ def test_bound_driven_solve_equals_the_program_over_every_candidate(tmp_path, na
 
     full = _workspace(tmp_path, SPECS[name])
     ready = [c.key for c in full.candidates if full.prepare(c.key, th)]
-    assert len(ready) > batches._BATCH  # several batches, or the test proves nothing
-    ref = solve_problem(full.problem(ready, th))
+    assert len(ready) > 8 * batches._BATCH  # many programs, or the test proves nothing
+    # Dominated candidates (a TCP twin of a RoCE one) tie at best, and lose the tie.
+    ref = solve_problem(full.problem(dominance.undominated(full, ready), th))
 
     total = sol.capex_usd + sol.opex_usd + sol.cloud_usd
     assert total == pytest.approx(ref.capex_usd + ref.opex_usd + ref.cloud_usd, rel=1e-9, abs=0.01)
@@ -97,10 +98,11 @@ def test_min_cost_per_token_by_batches_equals_the_program_over_every_candidate(t
 
     full = _workspace(tmp_path, text)
     ready = [c.key for c in full.candidates if full.prepare(c.key, th)]
-    ref = solve_problem(full.problem(ready, th))
+    # Over the undominated candidates: a TCP twin can win only by the tie-break of its key.
+    ref = solve_problem(full.problem(dominance.undominated(full, ready), th))
     assert sol.objective == pytest.approx(ref.objective, rel=1e-9, abs=0.01)
     assert sol.onprem_key == ref.onprem_key and sol.nodes == ref.nodes
-    assert ws.solves < len(ready) / batches._BATCH  # the bound skipped most systems
+    assert ws.solves < len(ready) / (2 * batches._BATCH)  # the bound skipped most systems
 
 MIN_TIME = """
     version: 1
@@ -222,3 +224,33 @@ def test_thresholds_admit_a_run_exactly_at_a_limit_despite_float_noise():
     assert not th.admits("w", 100.0 * (1 + 1e-9), 0.7)
     assert not th.admits("w", 100.0, 0.7 - 1e-9)
     assert not th.admits("w", float("inf"), 1.0)  # an evaluation with no plan never qualifies
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_a_dominated_candidate_never_beats_the_one_that_dominates_it(tmp_path, name):
+    """Each candidate :func:`~designer.optimize.dominance.undominated` drops has a twin on the
+    same fabric whose program, over the same workloads, is no dearer: the twin's network is
+    no slower (the performance model's monotonicity) and its switches no dearer."""
+    from designer.errors import InfeasibleError
+    from designer.spec.choices import Deployment
+
+    ws = _workspace(tmp_path, SPECS[name])
+    th = ws.task.thresholds
+    onprem = [c.key for c in ws.candidates if c.deployment is Deployment.ON_PREM]
+    kept = set(dominance.undominated(ws, onprem))
+    dropped = [k for k in onprem if k not in kept]
+    assert dropped and len(kept) < len(onprem)
+    checked = 0
+    for key in dropped[::7]:
+        twin = next(k for k in sorted(kept) if dominance._twin_key(ws, ws.by_key[k]) == dominance._twin_key(ws, ws.by_key[key])
+                    and dominance._at_least_as_good(ws, ws.by_key[k], ws.by_key[key]))
+        if not (ws.prepare(key, th) and ws.prepare(twin, th)):
+            continue
+        try:
+            worse = solve_problem(ws.problem([key], th, objective="min_total_cost"))
+        except InfeasibleError:
+            continue
+        better = solve_problem(ws.problem([twin], th, objective="min_total_cost"))
+        assert better.capex_usd + better.opex_usd <= (worse.capex_usd + worse.opex_usd) * (1 + 1e-9)
+        checked += 1
+    assert checked
