@@ -151,6 +151,20 @@ def explain(design_path: Path = typer.Argument(..., metavar="DESIGN", show_defau
     run(body)
 
 
+def _draw_schedule(design_path: Path, output: Optional[str], fmt: str, read) -> int:
+    """``draw --schedule``: the Gantt chart of the design's schedule to an image file."""
+    from designer.cli import atomic
+    from designer.design import io as design_io
+    from designer.pictures import gantt
+
+    if output is None or fmt not in ("png", "svg"):
+        raise InputError("--schedule draws a picture: give -o FILE.png or -o FILE.svg")
+    d = design_io.load_design(design_path)
+    atomic.write_data(output, gantt.render_schedule(d, fmt), read)
+    typer.echo(f"{output}: schedule of {len(d.workloads)} workloads on {d.system.gpus:,} GPUs")
+    return 0
+
+
 def draw_command(
     design_path: Path = typer.Argument(..., metavar="DESIGN", help="A design file from `designer solve -o`.",
                                        show_default=False),
@@ -165,8 +179,11 @@ def draw_command(
     detail: Optional[int] = typer.Option(None, "--detail", min=1,
                                          help="Most boxes per tier before devices are grouped "
                                               "(default 32 for servers and leaves, 16 above)."),
+    schedule: bool = typer.Option(False, "--schedule",
+                                  help="Draw the schedule instead, as a Gantt chart (-o .png or .svg)."),
 ) -> None:
-    """Draw a design's fabric by tier (servers, leaf, spine, core), rails coloured; large tiers grouped."""
+    """Draw a design's fabric by tier (servers, leaf, spine, core), rails coloured; large tiers grouped.
+    With --schedule, its workloads' schedule as a Gantt chart."""
     from designer.catalog import load as catalog_load
     from designer.cli import atomic
     from designer.design import io as design_io
@@ -185,6 +202,8 @@ def draw_command(
             kind = plot.format_of(output, kinds) if output is not None else "dot"
         if kind in plot.IMAGE_FORMATS:
             plot.check_matplotlib()
+        if schedule:
+            return _draw_schedule(design_path, output, fmt, read)
         d = design_io.load_design(design_path)
         if kind in export.GRAPH_FORMATS:
             from designer.report import jsondoc

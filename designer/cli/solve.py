@@ -11,8 +11,13 @@ from typing import Optional
 
 import typer
 
-from designer.cli.common import SOLVER_OPTION, TIME_LIMIT_OPTION, SolverName
-from designer.cli.run import err, run
+from designer.cli.common import SOLVER_OPTION, SolverName
+from designer.cli.run import err, run, state
+
+WHOLE_TIME_LIMIT_OPTION = typer.Option(
+    None, "--time-limit", min=0.1,
+    help="Time limit of the whole command, in seconds: the best design found by then is written "
+         "(status feasible, with its gap); exit 4 if none was found.")
 
 
 class SolveFormat(str, Enum):
@@ -27,14 +32,19 @@ def solve(
     output: Optional[str] = typer.Option(None, "-o", "--output", help="Write the design file here (YAML)."),
     fmt: SolveFormat = typer.Option(SolveFormat.table, "--format", "-f", help="What to print."),
     solver: SolverName = SOLVER_OPTION,
-    time_limit: Optional[float] = TIME_LIMIT_OPTION,
+    time_limit: Optional[float] = WHOLE_TIME_LIMIT_OPTION,
 ) -> None:
     """Find the cheapest design meeting every constraint. Exit 0 solved, 2 bad input, 3 infeasible, 4 no answer in time."""
+    import time
+
     from designer import planner, report
     from designer.report import jsondoc, prices
     from designer.cli import atomic
+    from designer.cli.solve_progress import SolveProgress
     from designer.design import io as design_io
     from designer.planner import inputs
+
+    started = time.monotonic()
 
     def body() -> int:
         if output is not None:  # a device node or the spec itself is refused before anything is read
@@ -43,7 +53,13 @@ def solve(
         read = atomic.spec_inputs(spec_path, spec.catalogs)
         if output is not None:
             atomic.check_writable(output, read)  # before the solve, which can take a while
-        result = planner.plan(spec, catalog, solver=solver.value, time_limit_s=time_limit)
+        # One deadline for the whole command, counted from its start (reading the inputs included).
+        left = None if time_limit is None else max(0.1, time_limit - (time.monotonic() - started))
+        progress = SolveProgress(quiet=bool(state.get("quiet")), time_limit_s=time_limit)
+        try:
+            result = planner.plan(spec, catalog, solver=solver.value, time_limit_s=left, progress=progress)
+        finally:
+            progress.close()
         if output is not None:
             atomic.write_atomic(output, design_io.dump_design(result), read)
         for warning in result.warnings:

@@ -144,6 +144,11 @@ class WorkloadResult:
     schedule: str = "1f1b"  # pipeline schedule: 1f1b | dualpipe
     first_stage_layers: int | None = None  # layers of the first pipeline stage when not an even split
     last_stage_layers: int | None = None  # layers of the last pipeline stage when not an even split
+    # The schedule: the workload holds ``gpus`` GPUs from ``start_day`` to ``end_day`` (days from
+    # the start of the horizon). On-prem workloads never use more GPUs than the cluster at once.
+    # None in design files written before schedules were recorded.
+    start_day: float | None = None
+    end_day: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,11 +22,14 @@ __all__ = ["solve"]
 import math
 from typing import Iterable
 
-from designer.errors import InfeasibleError
+from dataclasses import replace
+
+from designer.errors import InfeasibleError, SolverTimeoutError
 from designer.optimize import bounds, dominance
-from designer.optimize.milp import Solution, solve_problem
+from designer.optimize.milp import Solution
 from designer.optimize.min_time import solve_min_time
 from designer.optimize.problem import Limits
+from designer.optimize.rigid import solve_scheduled
 from designer.optimize.task import Thresholds
 from designer.optimize.workspace import Workspace
 from designer.spec.choices import Deployment
@@ -55,30 +58,57 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
         cutoff: only a design cheaper than this is wanted (a known design's total cost);
             candidates whose bound reaches it are never evaluated.
 
+    When the workspace's deadline (:class:`~designer.optimize.clock.Deadline`) passes, the best
+    design so far is returned as ``feasible``, its gap measured against the lowest bound of the
+    candidates not yet tried.
+
     Raises:
         InfeasibleError: no design over those candidates meets ``th`` and the limits (and,
             with ``cutoff``, none is cheaper than it).
+        SolverTimeoutError: the deadline passed before any design was found.
     """
     keys = sorted(ws.by_key if keys is None else set(keys))
     objective = objective or ws.task.objective
     prunable = objective in _PRUNABLE
     per_token = objective == "min_cost_per_token"
     cloud = [k for k in keys if ws.by_key[k].deployment is Deployment.CLOUD]
+    deadline = ws.deadline
+    ready = []
+    for k in cloud:
+        if deadline.expired():
+            raise SolverTimeoutError(_NONE_IN_TIME)
+        if ws.prepare(k, th):
+            ready.append(k)
+    best: Solution | None = None
+    if deadline.limit_s is not None and ready and objective != "min_time":
+        # Under a time limit, the cloud alone first: a design in hand before the long search.
+        best = _cloud_only(ws, ready, th, limits, objective, solver, time_limit_s, cutoff if prunable else None)
     onprem = dominance.undominated(ws, [k for k in keys if ws.by_key[k].deployment is Deployment.ON_PREM])
-    ready = [k for k in cloud if ws.prepare(k, th)]
     if objective == "min_time":
         return solve_min_time(ws, th, ready, onprem, limits, solver, time_limit_s)
     # Two levels of bound: an ideal network first (shared by all candidates with one GPU type),
     # then the best network of the candidate's own kind for those that survive the first.
-    first_bounds = {k: bounds.lower_bound(ws, k, th, keys=cloud, best=False) for k in onprem}
-    pending = sorted((k for k in onprem if first_bounds[k] < math.inf), key=lambda k: (first_bounds[k], k))
-    best: Solution | None = None
+    late = None  # the candidates not tried when the deadline passed
+    first_bounds = {}
+    for k in onprem:
+        if deadline.expired():
+            late = [k for k in onprem if k not in first_bounds]
+            break
+        first_bounds[k] = bounds.lower_bound(ws, k, th, keys=cloud, best=False)
+    pending = sorted((k for k in first_bounds if first_bounds[k] < math.inf), key=lambda k: (first_bounds[k], k))
     best_total = cutoff if (prunable and cutoff is not None) else math.inf
-    first = True
+    if best is not None and prunable:
+        best_total = min(best_total, best.capex_usd + best.opex_usd + best.cloud_usd)
+    first = late is None
+    if late is not None:
+        late, pending = [*pending, *late], []
     while first or pending:
         first = False
         batch = []
         while pending and len(batch) < _BATCH:
+            if deadline.expired():
+                late = list(pending)
+                break
             k = pending.pop(0)
             if prunable and first_bounds[k] >= best_total:
                 pending = []  # every later bound is no lower
@@ -93,6 +123,8 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
                     best.objective - _SAME_OBJECTIVE * max(1.0, abs(best.objective)):
                 continue
             batch.append(k)
+        if late is not None:
+            break
         if not batch and (best is not None or pending):
             continue  # the cloud alone is in every program: solved alone only when nothing else is
         # A design builds at most one on-prem system, so the optimum is the best of the
@@ -100,10 +132,15 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
         # batches compare directly (ties are priced by each system's global rank).
         try:
             ws.solves += 1
-            sol = solve_problem(ws.problem([*ready, *batch], th, limits=limits, objective=objective),
-                                solver=solver, time_limit_s=time_limit_s)
+            sol = solve_scheduled(ws.problem([*ready, *batch], th, limits=limits, objective=objective),
+                                  solver=solver, time_limit_s=time_limit_s, deadline=deadline)
         except InfeasibleError:
             continue
+        except SolverTimeoutError:
+            late = list(batch) + list(pending)
+            break
+        finally:
+            ws.report_progress(best)
         total = sol.capex_usd + sol.opex_usd + sol.cloud_usd
         if prunable and cutoff is not None and total >= cutoff * (1 - 1e-9):
             continue  # only a design cheaper than the cutoff is wanted
@@ -111,6 +148,40 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
             continue  # the first of equal designs is kept
         best, best_total = sol, (total if prunable else math.inf)
     if best is None:
+        if late is not None:
+            raise SolverTimeoutError(_NONE_IN_TIME)
         raise InfeasibleError("no design over the candidates meets the constraints"
                               + (" and is cheaper than the cutoff" if cutoff is not None else ""))
+    if late:
+        late_bounds = [first_bounds.get(k, 0.0) for k in late] if prunable else None
+        best = _out_of_time(best, late_bounds, len(late), len(onprem))
     return best
+
+
+def _cloud_only(ws: Workspace, ready: list[str], th: Thresholds, limits: Limits | None, objective: str,
+                solver: str, time_limit_s: float | None, cutoff: float | None) -> Solution | None:
+    """The best design in the cloud alone, or None (none, or not cheaper than ``cutoff``)."""
+    try:
+        ws.solves += 1
+        sol = solve_scheduled(ws.problem(ready, th, limits=limits, objective=objective), solver=solver,
+                              time_limit_s=time_limit_s, deadline=ws.deadline)
+    except (InfeasibleError, SolverTimeoutError):
+        return None
+    ws.report_progress(sol)
+    total = sol.capex_usd + sol.opex_usd + sol.cloud_usd
+    return None if cutoff is not None and total >= cutoff * (1 - 1e-9) else sol
+
+
+_NONE_IN_TIME = "no feasible design found within the time limit"
+
+
+def _out_of_time(best: Solution, late_bounds: list[float] | None, left: int, total: int) -> Solution:
+    """``best`` as the answer of a search the deadline cut short: ``feasible``, its gap to the
+    lowest cost bound of the candidates left untried (unknown, 100%, where costs have no bound)."""
+    total_usd = best.capex_usd + best.opex_usd + best.cloud_usd
+    if late_bounds is not None and total_usd > 0:
+        gap = max(best.gap, (total_usd - min(min(late_bounds), total_usd)) / total_usd)
+    else:
+        gap = 1.0
+    note = f"time limit reached with {left} of {total} on-prem candidates untried"
+    return replace(best, status="feasible", gap=gap, note="; ".join(x for x in (best.note, note) if x))

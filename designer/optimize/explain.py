@@ -18,6 +18,7 @@ from typing import Callable, Mapping
 from designer.design.model import Alternative, ConstraintStatus
 from designer.errors import InfeasibleError, SolverTimeoutError
 from designer.optimize import batches
+from designer.optimize.clock import OutOfTime
 from designer.optimize.milp import Solution
 from designer.optimize.problem import Limits
 from designer.optimize.task import Thresholds
@@ -63,11 +64,17 @@ def _larger(sol: Solution, measure: Callable[[Solution], Measures]) -> Measures:
 def _try(ws: Workspace, th: Thresholds, *, limits: Limits | None = None, keys=None,
          objective: str | None = None, solver: str, time_limit_s: float | None,
          cutoff: float | None = None) -> Solution | None:
+    # An explanation from a search the command's deadline cut short could be wrong: none is given.
+    if ws.deadline.expired():
+        raise OutOfTime
     try:
-        return batches.solve(ws, th, keys=keys, limits=limits, objective=objective, solver=solver,
-                             time_limit_s=time_limit_s, cutoff=cutoff)
+        sol = batches.solve(ws, th, keys=keys, limits=limits, objective=objective, solver=solver,
+                            time_limit_s=time_limit_s, cutoff=cutoff)
     except (InfeasibleError, SolverTimeoutError):
-        return None
+        sol = None
+    if ws.deadline.expired():
+        raise OutOfTime
+    return sol
 
 
 def _total(sol: Solution) -> float:

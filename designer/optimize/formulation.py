@@ -34,6 +34,11 @@ Z+ racks; x_{w,s,o} in {0,1} run workload w on system s with option o.
 (13) ownership (designer.optimize.ownership): bought units B >= count - owned; file-system units
      A_c >= y_c and >= each need (baseline bandwidth per node, each job's checkpoint writes, the
      workloads' capacity) over one unit's figure.
+(14) a schedule of fixed sizes (designer.optimize.rigid): n_c >= N_c^sched y_c, where packing the
+     chosen sizes needed N_c^sched nodes although (5) admitted fewer.
+(15) an on-prem assignment A of system c whose fixed sizes pack only on N_A nodes or more
+     (designer.optimize.rigid): z_A in {0,1}, sum_{a in A} x_a <= |A| - 1 + z_A, n_c >= N_A z_A;
+     z_A = 0 (a plain no-good) when no allowed size packs A.
 
 Capex_c = per unit type, price x bought x (1 + a + spares)  [+ an owned build's share of space]
 Opex_c  = support x years x price x units - residual x price x bought + space per rated W x H
@@ -114,6 +119,17 @@ class Builder:
             if not terms:
                 raise InfeasibleError(f"workload '{w}' has no way to run on any candidate system")
             self.m += pulp.lpSum(terms) == 1, f"run_once__{var_name(w)}"
+        # (15) an assignment packs only on at least N_A nodes (N_A = 0: on none allowed)
+        for i, (combo, need) in enumerate(p.exclude):
+            if not all(k in self.x for k in combo):
+                continue
+            chosen = pulp.lpSum(self.x[k] for k in combo)
+            if need > 0 and combo[0][1] in self.sys:
+                z = self.m.add_variable(f"packs_{i}", cat="Binary")
+                self.m += chosen <= len(combo) - 1 + z, f"no_schedule__{i}"
+                self.m += self.sys[combo[0][1]]["n"] >= need * z, f"schedule_size__{i}"
+            else:
+                self.m += chosen <= len(combo) - 1, f"no_schedule__{i}"
 
     def _xvar(self, w: str, key: str, o: Option) -> pulp.LpVariable:
         var = self.m.add_variable(f"x__{var_name(w)}__{var_name(key)}__{o.index}", cat="Binary")
@@ -143,6 +159,8 @@ class Builder:
         m += n >= y, f"nonempty__{c}"
         if p.fixed_nodes is not None:
             m += n == p.fixed_nodes * y, f"pinned_nodes__{c}"
+        if system.key in p.min_nodes:  # (14) a schedule of fixed sizes needs this many
+            m += n >= p.min_nodes[system.key] * y, f"schedule_nodes__{c}"
         topo = sh.topology
         t1 = t2 = t3 = None
         if topo == "single_switch":

@@ -22,9 +22,11 @@ from typing import Mapping
 import pulp
 
 from designer.errors import InfeasibleError, SolverError, SolverTimeoutError
+from designer.optimize.clock import Deadline
 from designer.optimize.formulation import SCALE_USD, Builder, var_name
 from designer.optimize.ownership import usage_rate_usd_per_gpu_s
 from designer.optimize.problem import Option, Problem
+from designer.optimize.schedule import Slot
 
 SOLVERS = ("highs", "cbc")
 REL_GAP = 1e-9
@@ -50,6 +52,11 @@ class Solution:
     solver: str
     max_time_s: float = 0.0  # min_time: the longest time to train, seconds
     extras: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    # When each workload runs (designer.optimize.rigid fills it in): workload -> Slot.
+    schedule: Mapping[str, Slot] = field(default_factory=lambda: MappingProxyType({}))
+    # Why the design is not proven optimal beyond the solver's own gap (a schedule needed more
+    # nodes than the program's GPU-time bound, the command's time limit): one sentence, or "".
+    note: str = ""
 
 
 _QUIETED = False
@@ -124,19 +131,24 @@ def _run(b: Builder, objective, solver: str, time_limit_s: float | None, gap: fl
     raise InfeasibleError(f"the solver ended with status {status.lower()}")
 
 
-def solve_problem(problem: Problem, *, solver: str = "highs", time_limit_s: float | None = None) -> Solution:
+def solve_problem(problem: Problem, *, solver: str = "highs", time_limit_s: float | None = None,
+                  deadline: Deadline | None = None) -> Solution:
     """Build and solve the program of :mod:`designer.optimize.formulation`.
 
     Args:
         problem: systems, options, economics and limits.
         solver: ``highs`` (HiGHS through highspy) or ``cbc`` (PuLP's bundled CBC).
-        time_limit_s: stop after this long and return the best design found, if any.
+        time_limit_s: stop each solver run after this long and return the best design found, if any.
+        deadline: the command's deadline: each solver run gets at most what is left of it.
 
     Raises:
         InfeasibleError: no design meets the constraints (the caller explains why).
         SolverTimeoutError: the time limit passed with no feasible design.
         SolverError: the solver is missing or failed.
     """
+    def limit() -> float | None:
+        return time_limit_s if deadline is None else deadline.solver_limit(time_limit_s)
+
     b = Builder(problem)
     b.build()
     b.constrain_limits()
@@ -151,14 +163,14 @@ def solve_problem(problem: Problem, *, solver: str = "highs", time_limit_s: floa
             b.m += tmax >= pulp.lpSum(terms), f"longest__{var_name(w)}"
         # Phase 1: the longest time to train alone, to 0.01% (a makespan objective has many
         # equal optima; proving the last digits costs far more than they are worth).
-        max_time_days = _first_phase(b, tmax, "time_fixed", solver, time_limit_s, MIN_TIME_GAP)
+        max_time_days = _first_phase(b, tmax, "time_fixed", solver, limit(), MIN_TIME_GAP)
         objective = (total + b.tie_break()) / SCALE_USD
     elif problem.objective == "min_cost_per_token":
         # Phase 1: the cost of the GPU-seconds used. It does not see how big the system is (a
         # node left idle costs nothing there), so phase 2 then builds the cheapest system that
         # keeps that cost: without it the solver may size the cluster and fabric at random.
         primary = (_usage_cost(b, problem) + cloud + b.tie_break()) / SCALE_USD
-        primary_value = _first_phase(b, primary, "usage_cost_fixed", solver, time_limit_s, REL_GAP)
+        primary_value = _first_phase(b, primary, "usage_cost_fixed", solver, limit(), REL_GAP)
         objective = (total + b.tie_break()) / SCALE_USD
     elif problem.objective == "min_capex":
         objective = (capex + b.tie_break()) / SCALE_USD
@@ -170,7 +182,7 @@ def solve_problem(problem: Problem, *, solver: str = "highs", time_limit_s: floa
         objective = (total + b.tie_break()) / SCALE_USD
     # min_time's second phase (cost at the best time) is solved to 1e-6: with many systems in the
     # program, proving the cost to the last dollar costs more than it is worth.
-    status = _run(b, objective, solver, time_limit_s, gap=1e-6 if problem.objective == "min_time" else REL_GAP)
+    status = _run(b, objective, solver, limit(), gap=1e-6 if problem.objective == "min_time" else REL_GAP)
     gap = 0.0 if status == "optimal" else _gap(b)
     sol = _extract(b, problem, status, gap, solver, max_time_days)
     if problem.objective == "min_cost_per_token":

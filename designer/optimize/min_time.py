@@ -21,10 +21,12 @@ from __future__ import annotations
 __all__ = ["solve_min_time", "time_bounds"]
 
 import math
+from dataclasses import replace
 
-from designer.errors import InfeasibleError
-from designer.optimize.milp import Solution, solve_problem
+from designer.errors import InfeasibleError, SolverTimeoutError
+from designer.optimize.milp import Solution
 from designer.optimize.problem import Limits
+from designer.optimize.rigid import solve_scheduled
 from designer.optimize.task import Thresholds
 from designer.optimize.workspace import Workspace
 from designer.perf import flops as perf_flops
@@ -79,7 +81,11 @@ def solve_min_time(ws: Workspace, th: Thresholds, cloud: list[str], onprem: list
                 for w in ws.workloads}
     best: Solution | None = None
     best_key = (math.inf, math.inf)
+    timed_out = False
     for group in [[], *([k] for k in order)]:
+        if ws.deadline.expired():
+            timed_out = True
+            break
         if group:
             key = group[0]
             if bounds[key] > best_key[0] * (1 + _TIE):
@@ -96,13 +102,23 @@ def solve_min_time(ws: Workspace, th: Thresholds, cloud: list[str], onprem: list
                 continue
         try:
             ws.solves += 1
-            sol = solve_problem(ws.problem([*cloud, *group], th, limits=limits, objective="min_time"),
-                                solver=solver, time_limit_s=time_limit_s)
+            sol = solve_scheduled(ws.problem([*cloud, *group], th, limits=limits, objective="min_time"),
+                                  solver=solver, time_limit_s=time_limit_s, deadline=ws.deadline)
         except InfeasibleError:
             continue
+        except SolverTimeoutError:
+            timed_out = True
+            break
+        finally:
+            ws.report_progress(best)
         rank = (sol.max_time_s, sol.capex_usd + sol.opex_usd + sol.cloud_usd)
         if rank[0] < best_key[0] * (1 - _TIE) or (rank[0] <= best_key[0] * (1 + _TIE) and rank[1] < best_key[1]):
             best, best_key = sol, rank
     if best is None:
+        if timed_out:
+            raise SolverTimeoutError("no feasible design found within the time limit")
         raise InfeasibleError("no design over the candidates meets the constraints")
+    if timed_out:
+        best = replace(best, status="feasible", gap=1.0,
+                       note="; ".join(x for x in (best.note, "time limit reached before every candidate was tried") if x))
     return best

@@ -207,6 +207,11 @@ class Problem:
     # Tie-break rank of each on-prem system (its place in the sorted list of every candidate),
     # so that programs over different subsets of systems price ties alike; None: list order.
     ranks: Mapping[str, int] | None = None
+    # Added while fitting a schedule of fixed sizes (designer.optimize.rigid): the least node count
+    # a built system must have, and on-prem assignments ((workload, system key, option index), ...)
+    # with the node count they need to pack (0: none allowed packs them, never all chosen together).
+    min_nodes: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    exclude: tuple[tuple[tuple[tuple[str, str, int], ...], int], ...] = ()
 
 
 def pareto(options: list[Option], keep_time: bool) -> tuple[Option, ...]:

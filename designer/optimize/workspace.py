@@ -19,12 +19,13 @@ __all__ = ["Workspace", "CLOUD_MAX_INSTANCES"]
 import math
 from dataclasses import replace
 from types import MappingProxyType
-from typing import Iterable
+from typing import Callable, Iterable
 
 from designer import perf, topology
 from designer.errors import CatalogError, TopologyError
 from designer.optimize import cloud, ownership, pricing
 from designer.optimize.candidates import Candidate
+from designer.optimize.clock import NO_DEADLINE, Deadline
 from designer.optimize.evaluate import Evaluation, Evaluator, best_view, gpu_count_grid, ideal_view
 from designer.optimize.problem import CloudSystem, Limits, OnPremSystem, Option, Problem, pareto
 from designer.optimize.task import Task, Thresholds, Workload
@@ -64,6 +65,16 @@ class Workspace:
         self.floors: dict[tuple, float] = {}  # memo of designer.optimize.bounds.cloud_floor
         self._max_nodes: dict[str, int] = {}
         self.cloud_version = 0  # cloud evaluations stored so far, to know when cached floors are stale
+        self.deadline: Deadline = NO_DEADLINE  # the command's (the planner sets it)
+        # Called after each program with (candidates evaluated, programs solved, best total cost or
+        # None): the command line shows it as progress. None: nobody is watching.
+        self.progress: Callable[[int, int, float | None], None] | None = None
+
+    def report_progress(self, best) -> None:
+        """Tell the watcher, if any, how far the search is (``best``: the best solution so far)."""
+        if self.progress is not None:
+            total = None if best is None else best.capex_usd + best.opex_usd + best.cloud_usd
+            self.progress(len(self.systems), self.solves, total)
 
     def limits(self) -> Limits:
         """The task's own limits (budgets, power, racks, nodes)."""
@@ -164,6 +175,8 @@ class Workspace:
             self.skipped[key] = "no size fits the limits"
             return False
         for w in self.workloads:
+            if self.deadline.expired():
+                return False  # what was scanned is kept; the rest waits for a later call
             start = self.ideal_gpus(w, cand, th)
             if down_to_gpus is not None:
                 start = min(start or down_to_gpus, down_to_gpus)

@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = ["facility_assumptions", "price_solution", "measures", "measures_of", "assemble_design"]
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Mapping
 from types import MappingProxyType
@@ -144,7 +145,11 @@ def assemble_design(spec: Spec, ws: Workspace, sol: Solution, alternatives, cons
         if cand.deployment is Deployment.CLOUD:
             cloud_kinds.add(cand)
         assumed = next((s.model.assumptions for s in spec.workloads if s.name == w.name), ())
-        results.append(_workload_result(w, cand, est, cloud_costs.get(w.name, 0.0), assumed))
+        result = _workload_result(w, cand, est, cloud_costs.get(w.name, 0.0), assumed)
+        slot = sol.schedule.get(w.name)
+        if slot is not None:
+            result = replace(result, start_day=slot.start_s / SECONDS_PER_DAY, end_day=slot.end_s / SECONDS_PER_DAY)
+        results.append(result)
     shown = measures_of(lines, cost, summary)
     if onprem is not None:
         deployment = "hybrid" if cloud_kinds else "on_prem"

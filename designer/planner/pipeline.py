@@ -17,9 +17,10 @@ from typing import Callable
 from designer.catalog.load import load_catalog
 from designer.catalog.types import Catalog
 from designer.design.model import Design
-from designer.errors import InfeasibleError
+from designer.errors import InfeasibleError, SolverTimeoutError
 from designer.optimize import batches, explain
 from designer.optimize.candidates import Candidate
+from designer.optimize.clock import Deadline, OutOfTime
 from designer.optimize.milp import Solution
 from designer.optimize.problem import Limits
 from designer.optimize.task import Thresholds
@@ -40,15 +41,20 @@ _SHORTFALLS_UP_TO = 8
 
 def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: float | None = None,
          efficiency: ModelEfficiency | None = None, explain_design: bool = True,
-         keep: Callable[[Candidate], bool] | None = None) -> Design:
+         keep: Callable[[Candidate], bool] | None = None,
+         progress: Callable[[int, int, float | None], None] | None = None) -> Design:
     """Find the design of lowest cost (or time) that meets every constraint of ``spec``.
 
     Args:
         spec: a loaded spec.
         catalog: the merged catalog (built-ins plus the spec's catalog files).
         solver: ``highs`` or ``cbc``.
-        time_limit_s: a time limit for each integer program; on time-out the best design found
-            is returned with its optimality gap in ``design.solver`` and a warning.
+        time_limit_s: a time limit for the whole plan (evaluation, programs, explanations): when
+            it passes, the best design found is returned with status ``feasible``, its
+            optimality gap in ``design.solver`` and a warning; explanations not reached are
+            left out, with a warning.
+        progress: called after each program with (candidates evaluated, programs solved, best
+            total cost so far or None).
         efficiency: multipliers on the performance model's compute and communication rates
             (:class:`designer.perf.ModelEfficiency`; default: as modelled).
         explain_design: find the best alternative per class, the constraint table and, when
@@ -62,6 +68,8 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
             the smallest change that makes the spec feasible (found by solving).
         SolverTimeoutError: no feasible design within the time limit.
     """
+    # The search stops a little before the limit: laying out and writing the design takes a moment.
+    deadline = Deadline(None if time_limit_s is None else time_limit_s - min(1.0, 0.1 * time_limit_s))
     candidates, rejected = enumerate_candidates(spec, catalog)
     if keep is not None:
         candidates = tuple(c for c in candidates if keep(c))
@@ -70,8 +78,10 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
         raise InfeasibleError("no candidate system matches the spec's deployments, fabrics, topologies, GPUs "
                               "and pinned system", reasons=reasons)
     ws = Workspace(compile_task(spec, catalog, candidates, efficiency=efficiency))
+    ws.deadline = deadline
+    ws.progress = progress
     th = ws.task.thresholds
-    run = dict(solver=solver, time_limit_s=time_limit_s)
+    run = dict(solver=solver, time_limit_s=None)
 
     def measure(x: Solution) -> explain.Measures:
         return measures(ws, x)
@@ -80,17 +90,30 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
         sol = batches.solve(ws, th, **run)
     except InfeasibleError as exc:
         if explain_design:
-            raise explain.diagnose(ws, th, measure=measure, **run) from None
+            try:
+                raise explain.diagnose(ws, th, measure=measure, **run) from None
+            except OutOfTime:
+                raise InfeasibleError(str(exc.args[0]) if exc.args else "no design meets every constraint",
+                                      reasons=("the time limit passed before the smallest relaxation was found",)) from None
         reasons = explain.shortfalls(ws, th) if len(candidates) <= _SHORTFALLS_UP_TO else exc.reasons
         raise InfeasibleError("no design meets every constraint", reasons=reasons) from None
     sol = _within_limits(ws, th, sol, measure, run)
     warnings = [spec_warning_text(w) for w in spec.warnings]
     if sol.status != "optimal":
-        warnings.append(f"time limit reached: best design found, optimality gap {sol.gap:.2%}")
+        why = sol.note or "time limit reached"
+        warnings.append(f"{why}: best design found, optimality gap {sol.gap:.2%}")
     if not explain_design:
         return assemble_design(spec, ws, sol, (), (), tuple(warnings))
-    alternatives = explain.alternatives(ws, th, sol, measure=measure, **run)
-    constraints = explain.constraint_status(ws, th, sol, measure=measure, **run)
+    try:
+        alternatives = explain.alternatives(ws, th, sol, measure=measure, **run)
+    except OutOfTime:
+        alternatives = ()
+        warnings.append("time limit reached: alternatives not explored")
+    try:
+        constraints = explain.constraint_status(ws, th, sol, measure=measure, **run)
+    except OutOfTime:
+        constraints = ()
+        warnings.append("time limit reached: which constraints bind was not checked")
     return assemble_design(spec, ws, sol, alternatives, constraints, tuple(warnings))
 
 
@@ -143,7 +166,7 @@ def _within_limits(ws: Workspace, th: Thresholds, sol: Solution, measure, run: d
         limits = replace(limits, **lowered)
         try:
             sol = batches.solve(ws, th, limits=limits, **run)
-        except InfeasibleError:
+        except (InfeasibleError, SolverTimeoutError):
             break
         m = measure(sol)
     raise _laid_out_excess(spec_limits, first)

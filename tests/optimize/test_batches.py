@@ -16,6 +16,7 @@ import pytest
 
 from designer.optimize import batches, dominance
 from designer.optimize.milp import solve_problem
+from designer.optimize.rigid import solve_scheduled
 from designer.optimize.task import Thresholds
 from designer.optimize.workspace import Workspace
 from designer.planner.compile import compile_task
@@ -77,7 +78,7 @@ def test_bound_driven_solve_equals_the_program_over_every_candidate(tmp_path, na
     ready = [c.key for c in full.candidates if full.prepare(c.key, th)]
     assert len(ready) > 8 * batches._BATCH  # many programs, or the test proves nothing
     # Dominated candidates (a TCP twin of a RoCE one) tie at best, and lose the tie.
-    ref = solve_problem(full.problem(dominance.undominated(full, ready), th))
+    ref = solve_scheduled(full.problem(dominance.undominated(full, ready), th))
 
     total = sol.capex_usd + sol.opex_usd + sol.cloud_usd
     assert total == pytest.approx(ref.capex_usd + ref.opex_usd + ref.cloud_usd, rel=1e-9, abs=0.01)
@@ -99,7 +100,7 @@ def test_min_cost_per_token_by_batches_equals_the_program_over_every_candidate(t
     full = _workspace(tmp_path, text)
     ready = [c.key for c in full.candidates if full.prepare(c.key, th)]
     # Over the undominated candidates: a TCP twin can win only by the tie-break of its key.
-    ref = solve_problem(full.problem(dominance.undominated(full, ready), th))
+    ref = solve_scheduled(full.problem(dominance.undominated(full, ready), th))
     assert sol.objective == pytest.approx(ref.objective, rel=1e-9, abs=0.01)
     assert sol.onprem_key == ref.onprem_key and sol.nodes == ref.nodes
     assert ws.solves < len(ready) / (2 * batches._BATCH)  # the bound skipped most systems
@@ -140,7 +141,7 @@ def test_min_time_by_system_equals_solving_every_system(tmp_path):
             continue
         programs += 1
         try:
-            s = solve_problem(full.problem([*cloud, *group], th, objective="min_time"))
+            s = solve_scheduled(full.problem([*cloud, *group], th, objective="min_time"))
         except InfeasibleError:
             continue
         rank = (s.max_time_s, s.capex_usd + s.opex_usd + s.cloud_usd)
@@ -176,12 +177,13 @@ def test_a_budget_with_slack_does_not_bind_and_a_resolve_agrees(tmp_path):
 
 def test_min_cost_per_token_builds_the_smallest_system_its_plan_needs(tmp_path):
     """The per-GPU-second charge does not see idle nodes, so a second phase sizes the system: it
-    has exactly the nodes its workloads' options and deadlines need, and the topology's own
-    switch count for that size."""
+    has exactly the nodes its workloads' options need to run by their deadlines (the smallest on
+    which their fixed sizes pack), and the topology's own switch count for that size."""
     import math
 
     from designer import topology
     from designer.optimize import pricing
+    from designer.optimize.schedule import Job, pack
     from designer.spec.choices import Deployment
 
     text = SPECS["two workloads, hybrid"].replace("name: two", "name: two\n        objective: min_cost_per_token")
@@ -197,6 +199,10 @@ def test_min_cost_per_token_builds_the_smallest_system_its_plan_needs(tmp_path):
     for _, _, deadline in used:
         load = sum(g * t for g, t, d in used if d <= deadline)
         need = max(need, math.ceil(load / (gpn * deadline) - 1e-9))
+    # GPU-time is not enough for jobs of fixed size: the smallest cluster on which they pack.
+    jobs = [Job(w, o.gpus, o.time_s, th.deadlines_s[w]) for w, (key, o) in sol.assignment.items()]
+    while pack(jobs, need * gpn) is None:
+        need += 1
     assert sol.nodes == need
     s = topology.summarize(pricing.fabric_request(cand, ws.catalog, sol.nodes, ws.facility))
     assert sol.counts["leaf"] + sol.counts["spine"] + sol.counts["core"] == s.leaves + s.spines + s.cores

@@ -1,0 +1,74 @@
+"""Solve time of portfolios: workloads (5, 10, 20, 50, 100) against cluster size (10,000 and 100,000 GPUs).
+
+Each case is one ``designer solve`` in a fresh process on a spec of
+:func:`specs_large.large_spec` (mixed pre-training runs, deadlines 15 days apart, on-prem or
+cloud), with ``max_nodes`` set to the cluster size over 8 GPUs per node. Prints one row per case:
+workloads, cluster GPUs, wall seconds, CPU seconds of the process, peak memory, status and the
+design (or the exit code). Wall time is what a user waits for; on a shared machine the CPU time
+says how much of it was this command's own work.
+
+Run: ``python benchmarks/portfolio_scale.py`` (``--workloads 5,10 --gpus 10000`` for a subset,
+``--timeout S`` to stop a case, ``--time-limit S`` to pass ``--time-limit`` to every solve).
+Targets: 50 workloads on up to 100,000 GPUs under 30 s; 50 workloads at most 10x the 5.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+from specs_large import large_spec  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def case(workloads: int, gpus: int, timeout: float, time_limit: float | None) -> str:
+    folder = pathlib.Path(tempfile.mkdtemp())
+    spec = folder / "spec.yaml"
+    spec.write_text(large_spec(workloads, max_nodes=gpus // 8))
+    cmd = [sys.executable, "-m", "designer", "solve", str(spec), "--format", "json"]
+    if time_limit is not None:
+        cmd += ["--time-limit", str(time_limit)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    except subprocess.TimeoutExpired:
+        return f"{workloads:>9} {gpus:>9,} {'>' + format(timeout, 'g'):>8}        -        -  not finished"
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    peak_mb = after.ru_maxrss / 1024
+    if done.returncode != 0:
+        what = f"exit {done.returncode}: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ''}"
+    else:
+        d = json.loads(done.stdout)
+        s, solver = d["system"], d["solver"]
+        what = (f"{solver['status']} gap {solver['gap']:.2%}  {s['deployment']} {s['gpus']:,} GPUs "
+                f"{s['server']}  ${d['cost']['total_usd'] / 1e6:,.1f}M")
+    return f"{workloads:>9} {gpus:>9,} {wall:>8.1f} {cpu:>8.1f} {peak_mb:>8.0f}  {what}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--workloads", default="5,10,20,50,100")
+    parser.add_argument("--gpus", default="10000,100000")
+    parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--time-limit", type=float, default=None)
+    args = parser.parse_args()
+    print(f"{'workloads':>9} {'GPUs':>9} {'wall s':>8} {'cpu s':>8} {'peak MB':>8}  result", flush=True)
+    for gpus in (int(g) for g in args.gpus.split(",")):
+        for workloads in (int(w) for w in args.workloads.split(",")):
+            print(case(workloads, gpus, args.timeout, args.time_limit), flush=True)
+
+
+if __name__ == "__main__":
+    main()

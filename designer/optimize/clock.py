@@ -1,0 +1,49 @@
+"""One deadline for a whole command: every phase (evaluation, programs, explanations) asks it how long is left.
+
+``--time-limit`` bounds the command, not each program: the planner makes one :class:`Deadline`
+and every stage that can take long checks it between steps and gives the solver only what is
+left. When it passes, the best design found so far is the answer (status ``feasible``), and the
+explanations not yet computed are left out with a warning.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Deadline", "OutOfTime", "NO_DEADLINE"]
+
+import time
+from typing import Callable
+
+# Least time handed to a solver run: HiGHS needs a moment to return its incumbent.
+_MIN_SOLVER_S = 0.05
+
+
+class OutOfTime(Exception):
+    """The command's deadline passed while an optional step (an explanation) was running."""
+
+
+class Deadline:
+    """A point in monotonic time, or none. ``limit_s`` is counted from construction."""
+
+    def __init__(self, limit_s: float | None, clock: Callable[[], float] = time.monotonic):
+        self._clock = clock
+        self.limit_s = limit_s
+        self._end = None if limit_s is None else clock() + limit_s
+
+    def remaining(self) -> float | None:
+        """Seconds left (never below zero), or None without a limit."""
+        return None if self._end is None else max(0.0, self._end - self._clock())
+
+    def expired(self) -> bool:
+        """Whether the deadline has passed."""
+        return self._end is not None and self._clock() >= self._end
+
+    def solver_limit(self, per_run_s: float | None = None) -> float | None:
+        """A solver run's time limit: what is left (at least a moment), or ``per_run_s`` if smaller."""
+        left = self.remaining()
+        if left is None:
+            return per_run_s
+        left = max(left, _MIN_SOLVER_S)
+        return left if per_run_s is None else min(left, per_run_s)
+
+
+NO_DEADLINE = Deadline(None)
