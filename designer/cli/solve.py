@@ -92,6 +92,8 @@ def estimate(
         for warning in spec.warnings:
             err(f"warning: {warning.located()}")
         result = planner.estimate(spec, catalog)
+        for warning in result.warnings[len(spec.warnings):]:  # what the estimate found (a system not used whole)
+            err(f"warning: {warning}")
         if as_json:
             typer.echo(jsondoc.dumps(report_estimate.estimate_to_json_dict(result)), nl=False)
         else:

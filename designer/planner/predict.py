@@ -8,11 +8,12 @@ from __future__ import annotations
 
 __all__ = ["estimate", "Estimate", "WorkloadEstimate"]
 
+import math
 from dataclasses import dataclass
 
 from designer import perf
 from designer.catalog.types import Catalog
-from designer.errors import PerfError, SpecError
+from designer.errors import SpecError
 from designer.optimize.evaluate import Evaluator
 from designer.planner.candidates import enumerate_candidates
 from designer.planner.compile import compile_workload, facility_for
@@ -46,11 +47,12 @@ def estimate(spec: Spec, catalog: Catalog) -> Estimate:
     """Predict each workload on the system pinned under ``system`` (no optimisation).
 
     Each workload uses ``gpus`` if it gives it, else every GPU of the pinned nodes, with its
-    pinned parallelism or the fastest plan that fits.
+    pinned parallelism or the fastest plan that fits; when no plan fits on every GPU, the largest
+    count at which one does, with a warning saying why.
 
     Raises:
-        SpecError: the spec does not pin enough of the system (server and nodes at least).
-        PerfError: no plan fits (the message says why).
+        SpecError: the spec does not pin enough of the system (server and nodes at least), or
+            no plan fits on any count of its GPUs (located at the workload, the message says why).
     """
     pin = spec.system
     missing = [k for k in ("server", "nodes") if getattr(pin, k) is None]
@@ -67,11 +69,52 @@ def estimate(spec: Spec, catalog: Catalog) -> Estimate:
     facility = facility_for(spec, catalog)
     evaluator = Evaluator(catalog, facility)
     out = []
-    for w in spec.workloads:
+    warnings = [w.located() for w in spec.warnings]
+    for i, w in enumerate(spec.workloads):
+        job = compile_workload(w)
         gpus = w.gpus or pin.nodes * cand.gpus_per_node
-        result = evaluator.evaluate(compile_workload(w), cand, gpus)
+        result = evaluator.evaluate(job, cand, gpus)
+        if result.estimate is None and not w.gpus:
+            # No plan on every GPU (a pinned tp x pp that does not divide them, a batch that does
+            # not split): the largest count of whole nodes, then of GPUs, at which one does.
+            found = _largest_fit(evaluator, job, cand, pin.nodes)
+            if found is not None:
+                warnings.append(f"workload '{w.name}' runs on {found.gpus:,} of the {gpus:,} GPUs of the pinned "
+                                f"system: on all of them, {_why_not(w, gpus) or result.reason}")
+                result = found
         if result.estimate is None:
-            raise PerfError(f"workload '{w.name}' on {gpus} GPUs of {cand.server}: {result.reason}")
+            where = ("workloads", i, "parallelism") if w.parallelism is not None else ("workloads", i)
+            raise SpecError(f"workload '{w.name}' has no parallelism plan on {gpus:,} GPUs of {cand.server}, nor on "
+                            f"fewer: {result.reason}", spec.locate(where))
         out.append(WorkloadEstimate(w.name, result.estimate, w.model.assumptions))
-    return Estimate(spec.name, cand.server, pin.nodes, cand.fabric, cand.topology, tuple(out),
-                    tuple(w.located() for w in spec.warnings))
+    return Estimate(spec.name, cand.server, pin.nodes, cand.fabric, cand.topology, tuple(out), tuple(warnings))
+
+
+def _why_not(w, gpus: int) -> str:
+    """Why the pinned degrees cannot use ``gpus`` GPUs, in the spec's terms ("" when not that):
+    tp x pp x cp GPUs make one replica, and the replicas split the global batch evenly."""
+    par = w.parallelism
+    pinned = {k: getattr(par, k) for k in ("tp", "pp", "cp") if getattr(par, k)}
+    replica = math.prod(pinned.values())
+    names = " x ".join(f"{k} {v}" for k, v in pinned.items())
+    if replica > 1 and gpus % replica:
+        return f"{names} = {replica} GPUs per replica do not divide {gpus:,} GPUs"
+    dp = gpus // max(replica, 1)
+    micro = par.microbatch or 1
+    if replica > 1 and w.global_batch % (dp * micro):
+        return (f"{dp} replicas ({names}) do not split the global batch of {w.global_batch:,} sequences "
+                f"into micro-batches of {micro}")
+    return ""
+
+
+def _largest_fit(evaluator: Evaluator, job, cand, nodes: int):
+    """The evaluation at the largest GPU count below the pinned system's at which a plan fits:
+    whole nodes first (a job sharing a node splits its NVLink domain), then any count. None if
+    none does."""
+    gpn = cand.gpus_per_node
+    counts = [n * gpn for n in range(nodes - 1, 0, -1)] + list(range(gpn - 1, 0, -1))
+    for g in counts:
+        result = evaluator.evaluate(job, cand, g)
+        if result.estimate is not None:
+            return result
+    return None

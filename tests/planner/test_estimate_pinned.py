@@ -1,0 +1,59 @@
+"""``estimate`` on a pinned system always gives a plan or a located reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from designer.errors import SpecError
+from designer.planner import estimate
+from designer.planner.inputs import load_inputs
+
+SUPERPOD_127 = """\
+version: 1
+name: superpod-127
+horizon: 3 years
+workloads:
+  - name: llama3-70b
+    model: {preset: llama3-70b}
+    tokens: 2T
+    global_batch: 1024
+    recompute: selective
+    parallelism: {tp: 8, pp: 4, dp: auto, microbatch: 1}
+    deadline: 120 days
+constraints:
+  min_utilization: 0.5
+  deployments: [on_prem]
+system:
+  server: dgx-h100
+  switch: nvidia-qm9700
+  nodes: 127
+  fabric: infiniband
+  topology: rail_optimized
+  oversubscription: 1
+"""
+
+
+def _estimate(tmp_path, text):
+    path = tmp_path / "spec.yaml"
+    path.write_text(text)
+    spec, catalog = load_inputs(path)
+    return estimate(spec, catalog)
+
+
+def test_a_pinned_plan_that_cannot_use_every_gpu_runs_on_the_largest_count_it_can(tmp_path):
+    # 127 nodes are 1,016 GPUs: tp 8 x pp 4 = 32 per replica does not divide them, and of the
+    # smaller replica counts only 16 (512 GPUs) splits the batch of 1,024 evenly (dp 31, 24, 20 ... do not).
+    result = _estimate(tmp_path, SUPERPOD_127)
+    (w,) = result.workloads
+    assert w.estimate.gpus == 512
+    assert (w.estimate.plan.tp, w.estimate.plan.pp, w.estimate.plan.dp) == (8, 4, 16)
+    assert any("runs on 512 of the 1,016 GPUs" in x and "32 GPUs per replica do not divide 1,016" in x
+               for x in result.warnings)
+
+
+def test_no_plan_on_any_count_is_a_located_error(tmp_path):
+    text = SUPERPOD_127.replace("tp: 8, pp: 4", "tp: 16, pp: 1").replace("nodes: 127", "nodes: 1")
+    with pytest.raises(SpecError) as info:
+        _estimate(tmp_path, text)
+    assert "no parallelism plan on 8 GPUs of dgx-h100, nor on fewer" in str(info.value)
+    assert info.value.location is not None and info.value.location.line is not None
