@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from designer import perf
 from designer.catalog.types import Catalog
-from designer.errors import SpecError
+from designer.errors import PerfError, SpecError
 from designer.optimize.evaluate import Evaluator
 from designer.planner.candidates import enumerate_candidates
 from designer.planner.compile import compile_workload, facility_for
@@ -51,8 +51,9 @@ def estimate(spec: Spec, catalog: Catalog) -> Estimate:
     count at which one does, with a warning saying why.
 
     Raises:
-        SpecError: the spec does not pin enough of the system (server and nodes at least), or
-            no plan fits on any count of its GPUs (located at the workload, the message says why).
+        SpecError: the spec does not pin enough of the system (server and nodes at least).
+        PerfError: no plan fits on any count of its GPUs (the message says why and names the
+            workload's place in the spec).
     """
     pin = spec.system
     missing = [k for k in ("server", "nodes") if getattr(pin, k) is None]
@@ -84,8 +85,9 @@ def estimate(spec: Spec, catalog: Catalog) -> Estimate:
                 result = found
         if result.estimate is None:
             where = ("workloads", i, "parallelism") if w.parallelism is not None else ("workloads", i)
-            raise SpecError(f"workload '{w.name}' has no parallelism plan on {gpus:,} GPUs of {cand.server}, nor on "
-                            f"fewer: {result.reason}", spec.locate(where))
+            fewer = "" if w.gpus else "; nor on fewer GPUs"
+            raise PerfError(f"workload '{w.name}' on {gpus} GPUs of {cand.server}: {result.reason}{fewer} "
+                            f"(the workload at {spec.locate(where)})")
         out.append(WorkloadEstimate(w.name, result.estimate, w.model.assumptions))
     return Estimate(spec.name, cand.server, pin.nodes, cand.fabric, cand.topology, tuple(out), tuple(warnings))
 

@@ -1,10 +1,12 @@
-"""``estimate`` on a pinned system always gives a plan or a located reason."""
+"""``estimate`` on a pinned system always gives a plan or a reason that names where in the spec."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from designer.errors import SpecError
+from designer.errors import PerfError
 from designer.planner import estimate
 from designer.planner.inputs import load_inputs
 
@@ -53,7 +55,9 @@ def test_a_pinned_plan_that_cannot_use_every_gpu_runs_on_the_largest_count_it_ca
 
 def test_no_plan_on_any_count_is_a_located_error(tmp_path):
     text = SUPERPOD_127.replace("tp: 8, pp: 4", "tp: 16, pp: 1").replace("nodes: 127", "nodes: 1")
-    with pytest.raises(SpecError) as info:
+    with pytest.raises(PerfError) as info:
         _estimate(tmp_path, text)
-    assert "no parallelism plan on 8 GPUs of dgx-h100, nor on fewer" in str(info.value)
-    assert info.value.location is not None and info.value.location.line is not None
+    message = str(info.value)
+    assert message.startswith("workload 'llama3-70b' on 8 GPUs of dgx-h100: ")
+    assert "; nor on fewer GPUs (the workload at " in message
+    assert re.search(r"spec\.yaml:\d+:\d+\)$", message)
