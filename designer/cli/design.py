@@ -203,7 +203,7 @@ def draw_command(
         if kind in plot.IMAGE_FORMATS:
             plot.check_matplotlib()
         if schedule:
-            return _draw_schedule(design_path, output, fmt, read)
+            return _draw_schedule(design_path, output, kind, read)
         d = design_io.load_design(design_path)
         if kind in export.GRAPH_FORMATS:
             from designer.report import jsondoc
