@@ -149,7 +149,7 @@ def draw_change(dist: Distribution, u: float) -> float:
     """The relative change at uniform ``u`` (inverse CDF of ``dist``).
 
     Examples:
-        >>> draw_change(Distribution("uniform", "", low=-0.3, high=0.5), 0.5)
+        >>> round(draw_change(Distribution("uniform", "", low=-0.3, high=0.5), 0.5), 12)
         0.1
         >>> round(draw_change(Distribution("triangular", "", low=0.0, mode=0.0, high=1.0), 0.75), 6)
         0.5
