@@ -142,7 +142,7 @@ def test_digest_is_sha256_of_the_builtin_files_in_load_order():
     assert BUILTIN.digest == expected.hexdigest()
     assert catalog.load_builtin().digest == BUILTIN.digest
     assert set(BUILTIN.dates) == {f"builtin:{name}" for name in catalog.BUILTIN_FILES}
-    assert BUILTIN.dates["builtin:clouds.yaml"] == "2025-06"
+    assert BUILTIN.dates["builtin:clouds.yaml"] == "2025-10"  # the Nebius presets
 
 
 # --- user catalogs: precedence ----------------------------------------------------------------
