@@ -149,6 +149,17 @@ class Merge:
                     where = self.where.get((kind, name, attr), Location("<catalog>", path=f"{kind}.{name}.{attr}"))
                     raise CatalogError(f"{kind} '{name}' names unknown {target} '{ref}'"
                                        f"{_hint(ref, self.entries[target])}", where)
+        # A discount for a vendor no entry has would silently change nothing (a misspelt vendor).
+        vendors = {"other-vendors"} | {e.provider for e in self.entries["cloud"].values()}
+        vendors |= {getattr(e, "vendor", "") for k in ("gpu", "nic", "switch", "server", "storage")
+                    for e in self.entries[k].values()}
+        for name, book in sorted(self.entries["price_book"].items()):
+            for vendor in book.discounts:
+                if vendor not in vendors:
+                    where = self.where.get(("price_book", name, "discounts"),
+                                           Location("<catalog>", path=f"price_book.{name}.discounts"))
+                    raise CatalogError(f"price_book '{name}' gives a discount for '{vendor}', a vendor no catalog "
+                                       f"entry has{_hint(vendor, vendors - {''})}", where)
 
     def catalog(self, digest: str) -> Catalog:
         maps = {_KINDS[k].attr: MappingProxyType(dict(sorted(self.entries[k].items()))) for k in KINDS}

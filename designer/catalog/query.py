@@ -74,7 +74,7 @@ def has_price(kind: str, entry: Any) -> bool:
         return False
     if kind == "cloud":
         return bool(entry.pricing_models())
-    if kind in ("facility", "support", "licence"):
+    if kind in ("facility", "support", "licence", "price_book"):
         return True
     return entry.price_usd is not None
 

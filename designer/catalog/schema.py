@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable
 
 from designer.catalog.types import (
     KINDS as KIND_NAMES, PRICE_BASES, Cable, CloudInstance, FabricKind, FabricProfile, Facility, Gpu, MediaKind,
-    Licence, Nic, Protocol, Server, Storage, Support, Switch, Transceiver,
+    Licence, Nic, PriceBook, Protocol, Server, Storage, Support, Switch, Transceiver,
 )
 from designer.spec import rates, units
 from designer.spec.yamlio import shown
@@ -149,6 +149,34 @@ def _spares(value: Any) -> MappingProxyType:
         raise ValueError("expected a mapping of BOM category to fraction, such as {transceiver: 3%}")
     pick = _choice(SPARE_CATEGORIES)
     return MappingProxyType({pick(k): units.parse_fraction(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))})
+
+
+def _discounts(value: Any) -> MappingProxyType:
+    """Per-vendor discounts off catalog prices: ``{nvidia: 18%, oem: 8%}``; each at least 0 and below 100%."""
+    if not isinstance(value, dict) or not value:
+        raise ValueError("expected a mapping of vendor to discount, such as {nvidia: 18%, arista: 30%}")
+    out = {}
+    for vendor, share in sorted(value.items(), key=lambda kv: str(kv[0])):
+        fraction = units.parse_fraction(share)
+        if fraction >= 1.0:
+            raise ValueError(f"a discount of {shown(share)} leaves nothing to pay; it must be below 100%")
+        out[name_ref(vendor)] = fraction
+    return MappingProxyType(out)
+
+
+def _currency(value: Any) -> str:
+    code = text(value)
+    if not re.fullmatch(r"[A-Z]{3}", code):
+        raise ValueError(f"expected an ISO 4217 currency code such as EUR or GBP, got {shown(value)}")
+    return code
+
+
+def _exchange_rate(value: Any) -> float:
+    """Units of the book's currency per US dollar: a plain positive number (``0.86``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1e6:
+        raise ValueError(f"expected units of the currency per US dollar as a positive number such as 0.86, "
+                         f"got {shown(value)}")
+    return float(value)
 
 
 def _rate(parse: Callable[[Any], float]) -> Parser:
@@ -299,13 +327,18 @@ KINDS: dict[str, _Kind] = {
         _Field("capacity", "capacity_bytes", positive(units.parse_data_size)),
         _Field("power", "power_w", positive(_POWER)), _Field("rack_units", "rack_units", integer(1)),
         _Field("price", "price_usd", optional(_MONEY)), _VENDOR)),
+    "price_book": _Kind(PriceBook, "price_books", (
+        _DESC, _Field("currency", "currency", _currency, "USD"),
+        _Field("exchange_rate", "exchange_rate", _exchange_rate, 1.0),
+        _Field("discounts", "discounts", _discounts, MappingProxyType({})))),
 }
 assert tuple(KINDS) == KIND_NAMES  # one schema per kind, in the documented order
 
 # Kinds by their plural (built-in file names, `--kind switches`).
 PLURALS = {"gpus": "gpu", "nics": "nic", "switches": "switch", "cables": "cable", "transceivers": "transceiver",
            "servers": "server", "clouds": "cloud", "fabrics": "fabric", "facilities": "facility",
-           "supports": "support", "licences": "licence", "storages": "storage"}
+           "supports": "support", "licences": "licence", "storages": "storage",
+           "price_books": "price_book"}
 
 # References checked once all files are merged: (kind, attribute, kind it names).
 REFERENCES = (("server", "gpu", "gpu"), ("server", "nic", "nic"), ("server", "storage_nic", "nic"),

@@ -22,6 +22,7 @@ __all__ = [
     "Facility",
     "Support",
     "Licence",
+    "PriceBook",
     "Storage",
     "Catalog",
     "KINDS",
@@ -315,8 +316,22 @@ class Storage:
     vendor: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class PriceBook:
+    """A buyer's price book: per-vendor discounts off the catalog's prices and the currency reports
+    show amounts in (``exchange_rate`` units of ``currency`` per US dollar). A spec's ``price_book:``
+    names one; the model itself stays in US dollars."""
+
+    name: str
+    description: str
+    currency: str  # ISO 4217 code, ``USD`` when only discounts are given
+    exchange_rate: float  # units of currency per US dollar
+    discounts: Mapping[str, float]  # vendor (or cloud provider, or ``other-vendors``) -> share off
+    provenance: Provenance
+
+
 KINDS = ("gpu", "nic", "switch", "cable", "transceiver", "server", "cloud", "fabric", "facility", "support",
-         "licence", "storage")
+         "licence", "storage", "price_book")
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,6 +350,7 @@ class Catalog:
     supports: Mapping[str, Support] = field(default_factory=lambda: MappingProxyType({}))
     licences: Mapping[str, Licence] = field(default_factory=lambda: MappingProxyType({}))
     storage: Mapping[str, Storage] = field(default_factory=lambda: MappingProxyType({}))
+    price_books: Mapping[str, PriceBook] = field(default_factory=lambda: MappingProxyType({}))
     digest: str = ""  # sha256 over the catalog files that were loaded, in load order
     dates: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # file -> newest as_of
     files: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # file -> sha256 of its bytes
@@ -345,5 +361,5 @@ class Catalog:
             "gpu": self.gpus, "nic": self.nics, "switch": self.switches, "cable": self.cables,
             "transceiver": self.transceivers, "server": self.servers, "cloud": self.clouds,
             "fabric": self.fabrics, "facility": self.facilities, "support": self.supports,
-            "licence": self.licences, "storage": self.storage,
+            "licence": self.licences, "storage": self.storage, "price_book": self.price_books,
         }[kind]

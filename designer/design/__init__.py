@@ -13,7 +13,7 @@ from designer.design.diff import DesignDiff, diff_designs
 from designer.design.io import as_written, design_to_json_dict, dump_design, load_design, parse_design
 from designer.design.model import (
     SCHEMA_VERSION, Alternative, Breakdown, ConstraintStatus, CostBreakdown, CostLine, Design, FacilityAssumptions,
-    SoftwareUsed, SolverInfo,
+    PriceBookUsed, SoftwareUsed, SolverInfo,
     SystemChoice, WorkloadResult,
 )
 
@@ -30,6 +30,7 @@ __all__ = [
     "ConstraintStatus",
     "SolverInfo",
     "FacilityAssumptions",
+    "PriceBookUsed",
     "BomLine",
     "DesignDiff",
     "as_written",

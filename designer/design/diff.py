@@ -31,7 +31,7 @@ from designer.design.model import Design, WorkloadResult
 # Design fields that describe the inputs rather than the design. Their changes are reported (they
 # tell an input change from a code change) but do not make two designs differ.
 _INPUT_FIELDS = ("spec_name", "objective", "horizon_days", "spec_digest", "catalog_digest",
-                 "catalog_dates", "catalog_files", "facility", "tool_version")
+                 "catalog_dates", "catalog_files", "facility", "price_book", "tool_version")
 
 
 class ChangeKind(str, Enum):

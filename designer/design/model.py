@@ -18,6 +18,7 @@ __all__ = [
     "ConstraintStatus",
     "SolverInfo",
     "FacilityAssumptions",
+    "PriceBookUsed",
     "Design",
 ]
 
@@ -223,6 +224,19 @@ class FacilityAssumptions:
 
 
 @dataclass(frozen=True, slots=True)
+class PriceBookUsed:
+    """The buyer's price book a design was priced with: the discounts applied to catalog prices
+    and the currency its amounts are shown in (the design's own figures stay in US dollars)."""
+
+    name: str
+    currency: str
+    exchange_rate: float  # units of currency per US dollar
+    discounts: Mapping[str, float]  # vendor -> share off
+    source: str
+    as_of: str
+
+
+@dataclass(frozen=True, slots=True)
 class Design:
     """A complete, reviewable design."""
 
@@ -245,4 +259,5 @@ class Design:
     # Each catalog file read, by its name as the spec writes it (built-ins as builtin:FILE), with
     # the sha256 of its bytes: the same spec and catalogs give the same record in any folder.
     catalog_files: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    price_book: PriceBookUsed | None = None  # None: catalog prices as they are, amounts in US dollars
     schema_version: int = SCHEMA_VERSION

@@ -7,7 +7,7 @@ priced exactly here, from the topology's closed form at the chosen node count
 
 from __future__ import annotations
 
-__all__ = ["facility_assumptions", "price_solution", "measures", "measures_of", "assemble_design"]
+__all__ = ["facility_assumptions", "price_book_used", "price_solution", "measures", "measures_of", "assemble_design"]
 
 import math
 from dataclasses import replace
@@ -17,9 +17,9 @@ from types import MappingProxyType
 
 from designer import __version__, perf
 from designer.design.bom import sort_lines, total_power_w
-from designer.catalog.types import Facility
+from designer.catalog.types import Catalog, Facility
 from designer.design.model import (
-    Breakdown, CostBreakdown, Design, FacilityAssumptions, SoftwareUsed, SolverInfo, SystemChoice, WorkloadResult,
+    Breakdown, CostBreakdown, Design, FacilityAssumptions, PriceBookUsed, SoftwareUsed, SolverInfo, SystemChoice, WorkloadResult,
 )
 from designer.optimize import costing, explain, pricing
 from designer.optimize.candidates import Candidate
@@ -185,8 +185,17 @@ def assemble_design(spec: Spec, ws: Workspace, sol: Solution, alternatives, cons
         solver=SolverInfo(name=sol.solver, status=sol.status, gap=sol.gap, candidates=len(ws.by_key),
                           variables=sol.variables, constraints=sol.constraints),
         warnings=warnings, facility=facility_assumptions(spec, ws.facility),
-        catalog_files=_as_written(spec, catalog.files),
+        catalog_files=_as_written(spec, catalog.files), price_book=price_book_used(spec, catalog),
     )
+
+
+def price_book_used(spec: Spec, catalog: Catalog) -> PriceBookUsed | None:
+    """The spec's price book as the design file records it (None when the spec names none)."""
+    if spec.price_book is None:
+        return None
+    b = catalog.price_books[spec.price_book]
+    return PriceBookUsed(name=b.name, currency=b.currency, exchange_rate=b.exchange_rate, discounts=b.discounts,
+                         source=b.provenance.source, as_of=b.provenance.as_of)
 
 
 def _as_written(spec: Spec, by_file: Mapping[str, str]) -> Mapping[str, str]:

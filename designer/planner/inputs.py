@@ -169,6 +169,10 @@ def _reference_problems(spec: Spec, catalog: Catalog) -> list[SpecError]:
     if spec.storage.system is not None and spec.storage.system not in catalog.storage:
         fail(f"unknown storage system '{spec.storage.system}'", ("storage", "system"),
              _hint(spec.storage.system, catalog.storage) or "`designer catalog list --kind storage` lists them")
+    if spec.price_book is not None and spec.price_book not in catalog.price_books:
+        fail(f"unknown price book '{spec.price_book}'", ("price_book",),
+             _hint(spec.price_book, catalog.price_books)
+             or "a price book is a `kind: price_book` catalog file listed under `catalogs:`")
     ownable = {**catalog.servers, **catalog.switches, **catalog.storage}
     for item in spec.inventory:
         if item.name not in ownable:

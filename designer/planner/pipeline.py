@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from designer.catalog.load import load_catalog
+from designer.catalog.pricebook import apply_price_book
 from designer.catalog.types import Catalog
 from designer.design.model import Design
 from designer.errors import InfeasibleError, SolverTimeoutError
@@ -70,6 +71,7 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
     """
     # The search stops a little before the limit: laying out and writing the design takes a moment.
     deadline = Deadline(None if time_limit_s is None else time_limit_s - min(1.0, 0.1 * time_limit_s))
+    catalog = apply_price_book(catalog, spec.price_book)  # the buyer's discounts, before anything is priced
     candidates, rejected = enumerate_candidates(spec, catalog)
     if keep is not None:
         candidates = tuple(c for c in candidates if keep(c))

@@ -107,6 +107,9 @@ def entry_specs(kind: str, e: Any) -> str:
         return f"{e.fraction_per_year:.1%} of the purchase price per year"
     if kind == "licence":
         return e.description
+    if kind == "price_book":
+        off = ", ".join(f"{vendor} -{share:.1%}" for vendor, share in e.discounts.items()) or "no discounts"
+        return f"{off}; amounts shown in {e.currency} at {e.exchange_rate:g} per USD"
     if kind == "storage":
         return (f"read {bw(e.read_Bps, bits=False)}, write {bw(e.write_Bps, bits=False)}, "
                 f"{units.format_data_size(e.capacity_bytes)}, {units.format_power(e.power_w)}, {e.rack_units}U")
@@ -130,6 +133,8 @@ def entry_price(kind: str, e: Any) -> str:
         return f"{e.fraction_per_year:.1%}/yr"
     if kind == "licence":
         return f"{units.format_money(e.usd_per_gpu_s * units.SECONDS_PER_YEAR)}/GPU-yr"
+    if kind == "price_book":
+        return "-"
     return "-" if e.price_usd is None else units.format_money(e.price_usd)
 
 
@@ -178,8 +183,10 @@ def _field_text(name: str, value: Any) -> str:
         return ", ".join(_field_text("each" + name[name.find("_"):], v) for v in value) or "-"
     if name == "breakout":
         return _breakout_text(value) or "-"
-    if name == "spares":
+    if name in ("spares", "discounts"):
         return ", ".join(f"{k} {v:.1%}" for k, v in value.items()) or "-"
+    if name == "exchange_rate":
+        return f"{value:g} per USD"
     if name == "usd_per_gpu_s":
         return f"{units.format_money(value * units.SECONDS_PER_YEAR)}/GPU-year"
     if name.endswith("_usd_per_w_s"):

@@ -13,7 +13,7 @@ from typing import Sequence
 
 from designer.design import bom
 from designer.design.io import design_to_json_dict, dump_design
-from designer.design.model import Alternative, Design, WorkloadResult
+from designer.design.model import Alternative, CostBreakdown, Design, PriceBookUsed, WorkloadResult
 from designer.report import fmt as f
 from designer.report import jsondoc
 from designer.spec import units
@@ -92,12 +92,27 @@ def _cost(design: Design, fmt: str) -> str:
     if c.residual_usd:
         rows.append(("residual", f"{f.usd(-c.residual_usd)} (value of the bought hardware at the horizon)"))
     rows += [("cloud", f.usd(c.cloud_usd)), ("total", f.bold(f.usd(c.total_usd), fmt))]
+    book = design.price_book
+    if book is not None:
+        rows.append(("price book", _book_text(book, c)))
     counts = bom.price_counts(design.bom)
     rows.append(("prices", bom.price_footer(counts)))
     assumed = [l.name for l in c.lines if l.estimate and l.kind != "cloud"]
     if assumed:
         rows.append(("estimated lines", ", ".join(dict.fromkeys(assumed))))
     return head + body + key_values(rows, fmt)
+
+
+def _book_text(book: PriceBookUsed, c: CostBreakdown) -> str:
+    """The totals in the book's currency and the discounts the prices carry."""
+    off = ", ".join(f"{vendor} {share:.1%}" for vendor, share in book.discounts.items()) or "none"
+    amounts = ""
+    if book.currency != "USD":
+        def money(usd: float) -> str:
+            return f"{book.currency} {usd * book.exchange_rate:,.2f}"
+        amounts = (f"total {money(c.total_usd)} (capex {money(c.capex_usd)}, opex {money(c.opex_usd)}, "
+                   f"cloud {money(c.cloud_usd)}) at {book.exchange_rate:g} {book.currency} per USD; ")
+    return f"{book.name}: {amounts}discounts {off} ({book.source}, {book.as_of})"
 
 
 def _plan(w: WorkloadResult) -> str:

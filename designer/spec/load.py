@@ -274,7 +274,7 @@ def _build(raw: SpecInput, found: _Found, base_dir: Path, digest: str) -> Spec:
         storage=StorageSpec(enabled=raw.storage.enabled, system=raw.storage.system,
                             capacity_bytes=raw.storage.capacity, write_Bps=raw.storage.write_bandwidth,
                             read_Bps=raw.storage.read_bandwidth),
-        licences=tuple(dict.fromkeys(raw.licences)), inventory=inventory,
+        licences=tuple(dict.fromkeys(raw.licences)), inventory=inventory, price_book=raw.price_book,
     )
 
 

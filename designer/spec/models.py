@@ -198,6 +198,7 @@ class Spec:
     storage: StorageSpec = StorageSpec()
     licences: tuple[str, ...] = ()  # licence catalog entries charged per GPU-year
     inventory: tuple[OwnedSpec, ...] = ()
+    price_book: str | None = None  # price_book catalog entry (discounts, display currency)
 
     def locate(self, path: tuple[Any, ...]) -> Location:
         """``FILE:LINE:COL`` of a key path in the spec file (for errors found after loading)."""

@@ -299,6 +299,9 @@ class _Spec(_Strict):
     inventory: list[_Owned] = Field(default_factory=list, max_length=100, description="Hardware already owned "
                                     "(sunk cost, used before buying more).",
                                     examples=[[{"name": "dgx-h100", "count": 64}]])
+    price_book: Name | None = Field(None, description="A price_book catalog entry: the buyer's per-vendor "
+                                    "discounts off catalog prices and the currency amounts are shown in.",
+                                    examples=["acme-2026-11"])
     catalogs: list[Name] = Field(default_factory=list, max_length=20,
                                  description="User catalog files merged over the built-in ones, in order "
                                  "(paths relative to the spec).", examples=[["./my-prices.yaml"]])
