@@ -66,11 +66,12 @@ def test_a_frontier_gives_the_same_bytes_on_the_cluster_as_in_this_process(dask,
 
 
 def test_a_sweep_gives_the_same_bytes_on_the_cluster(dask, small):
-    var = [study.Variation("cloud_price", -0.5, 0.0)]
+    # The base design rents (a Nebius H100 node at $2.95/GPU-hour): at twice the price owning wins.
+    var = [study.Variation("cloud_price", 0.0, 1.0)]
     local = study.sweep(*small, var, steps=3, executor=ex.InlineExecutor())
     remote = study.sweep(*small, var, steps=3, executor=dask)
     assert report_study.sweep_to_json_dict(remote) == report_study.sweep_to_json_dict(local)
-    assert remote.crossovers, "cloud at half price should win somewhere in the range"
+    assert remote.crossovers, "on-prem should win somewhere as the cloud price doubles"
 
 
 def test_a_failing_task_on_the_cluster_keeps_the_others(dask, small):
