@@ -21,39 +21,17 @@ import pathlib
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.study.dask_cluster import DaskCluster  # noqa: E402
+# A small job where buying and renting compete: the what-if tests' spec.
+from tests.study.test_whatif import SMALL_SPEC as SMALL  # noqa: E402
 
 VARY = ["gpu_price=normal:15%", "electricity=triangular:-10%..+5%..+40%", "tokens=uniform:-10%..+20%",
         "compute_efficiency", "network_efficiency"]
-# A small job where buying and renting compete (tests/study/test_whatif.py's SMALL_SPEC).
-SMALL = textwrap.dedent("""\
-    version: 1
-    name: small-h100
-    objective: min_total_cost
-    horizon: 3 years
-    workloads:
-      - name: llama3-8b
-        model: {preset: llama3-8b, seq_len: 4096}
-        tokens: 12T
-        global_batch: 256
-        precision: bf16
-        recompute: selective
-        parallelism: {tp: 1, pp: 3, dp: auto, microbatch: 1}
-        deadline: 700 days
-    constraints:
-      min_utilization: 0.5
-      deployments: [on_prem, cloud]
-      gpus: [h100-sxm]
-      fabrics: [infiniband, efa]
-      topologies: [single_switch]
-      max_nodes: 4
-    """)
 
 
 def designer() -> str:

@@ -17,7 +17,8 @@ turn ``/dev/null`` into a regular file for the whole machine.
 
 from __future__ import annotations
 
-__all__ = ["InputFile", "write_atomic", "write_data", "check_writable", "check_output", "spec_inputs"]
+__all__ = ["InputFile", "write_atomic", "write_data", "check_writable", "check_output", "spec_inputs",
+           "load_spec_for_output"]
 
 import errno
 import os
@@ -312,3 +313,33 @@ def spec_inputs(spec_path: str | Path, catalogs: Iterable[Path] = (), *, role: s
 
     return (InputFile(role, Path(spec_path)), *(InputFile("a catalog", Path(p)) for p in catalogs),
             *(InputFile("a built-in catalog", p) for p in catalog_load.builtin_paths()))
+
+
+def load_spec_for_output(spec_path: str | Path, output: str | None, *, picture: bool = False):
+    """The spec and its catalogs, for a command that will write ``output`` (or nothing: None).
+
+    In this order, so that the first problem is the one reported: the target is checked against
+    the spec before anything is read (a device node, a folder name or the spec itself is refused
+    first); with ``picture``, its picture format is read from the name (PNG and SVG need
+    matplotlib); the spec is loaded; and the target is checked against the catalogs the spec
+    names, with a trial write (:func:`check_writable`), so that a long solve never ends in an
+    unwritable file.
+
+    Returns:
+        ``(spec, catalog, image_format)``: as :func:`designer.planner.inputs.load_inputs` gives
+        them, and the picture format (None without ``picture`` or ``output``).
+    """
+    from designer.planner import inputs
+
+    image = None
+    if output is not None:  # the name as typed: a trailing '/' says it is a folder
+        check_output(output, spec_inputs(spec_path))
+        if picture:
+            from designer.pictures import plot
+
+            image = plot.format_of(output, plot.IMAGE_FORMATS)
+            plot.check_matplotlib()
+    spec, catalog = inputs.load_inputs(spec_path)
+    if output is not None:
+        check_writable(output, spec_inputs(spec_path, spec.catalogs))
+    return spec, catalog, image

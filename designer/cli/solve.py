@@ -42,17 +42,12 @@ def solve(
     from designer.cli import atomic
     from designer.cli.solve_progress import SolveProgress
     from designer.design import io as design_io
-    from designer.planner import inputs
 
     started = time.monotonic()
 
     def body() -> int:
-        if output is not None:  # a device node or the spec itself is refused before anything is read
-            atomic.check_output(output, atomic.spec_inputs(spec_path))
-        spec, catalog = inputs.load_inputs(spec_path)
+        spec, catalog, _ = atomic.load_spec_for_output(spec_path, output)
         read = atomic.spec_inputs(spec_path, spec.catalogs)
-        if output is not None:
-            atomic.check_writable(output, read)  # before the solve, which can take a while
         # One deadline for the whole command, counted from its start (reading the inputs included).
         left = None if time_limit is None else max(0.1, time_limit - (time.monotonic() - started))
         progress = SolveProgress(quiet=bool(state.get("quiet")), time_limit_s=time_limit)

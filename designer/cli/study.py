@@ -61,8 +61,6 @@ def study_command(
 ) -> None:
     """How often each design is the cheapest under uncertainty, its cost percentiles, and the robust choice."""
     from designer.cli import atomic
-    from designer.pictures import plot
-    from designer.planner import inputs
     from designer.report import jsondoc
     from designer.report import montecarlo as report
     from designer.study.distributions import parse_uncertainty
@@ -73,15 +71,9 @@ def study_command(
         texts = list(vary or ["compute_efficiency", "network_efficiency"])
         uncertainties = [parse_uncertainty(v) for v in texts]
         share = _share(min_feasible)
-        if output is not None:  # the name as typed: a trailing '/' says it is a folder
-            atomic.check_output(output, atomic.spec_inputs(spec_path))
-        picture = plot.format_of(output, plot.IMAGE_FORMATS) if output is not None else None
-        if picture is not None:
-            plot.check_matplotlib()
-        spec, catalog = inputs.load_inputs(spec_path)
+        # the output is checked before solves that can take hours
+        spec, catalog, picture = atomic.load_spec_for_output(spec_path, output, picture=True)
         read = atomic.spec_inputs(spec_path, spec.catalogs)
-        if output is not None:
-            atomic.check_writable(output, read)  # before the solves, which can take hours
         if not vary:
             err("note: no --vary given: varying the model's compute and network efficiencies by their "
                 "validation error spread")

@@ -141,7 +141,6 @@ def frontier_command(
     from designer import study
     from designer.cli import atomic
     from designer.pictures import plot
-    from designer.planner import inputs
     from designer.report import jsondoc, study as report_study
     from designer.study.backends import open_executor
 
@@ -154,17 +153,10 @@ def frontier_command(
         option = "--" + target.replace("_", "-")
         parse = {"utilization": _fraction, "budget": units.parse_money}.get(target, float)
         values = parse_range(text, parse, what=option)
-        if output is not None:  # the name as typed: a trailing '/' says it is a folder
-            atomic.check_output(output, atomic.spec_inputs(spec_path))
-        fmt = plot.format_of(output, plot.IMAGE_FORMATS) if output is not None else None
-        if fmt is not None:
-            plot.check_matplotlib()
-        spec, catalog = inputs.load_inputs(spec_path)
+        spec, catalog, fmt = atomic.load_spec_for_output(spec_path, output, picture=True)
         for v in values:  # bad values fail before any solve
             study.with_target(spec, target, v)
         read = atomic.spec_inputs(spec_path, spec.catalogs)
-        if output is not None:
-            atomic.check_writable(output, read)  # before the solves, which can take minutes
         with open_executor(jobs, scheduler) as executor, \
                 ProgressBar(f"solving {len(values)} points", where=executor.description) as bar:
             result = study.frontier(spec, catalog, target, values, solver=solver.value, time_limit_s=time_limit,
