@@ -134,6 +134,17 @@ def _watch(read_fd: int) -> None:
             os._exit(exit_code(_state.signum or signum))
 
 
+def _unraisable(hook: Callable[[object], None]) -> Callable[[object], None]:
+    """Python prints an exception it cannot raise ("Exception ignored in ...") with a traceback: a
+    signal that lands in an at-fork callback (``logging``'s, while a worker starts) or in a
+    ``__del__``. The signal is recorded and ends the command anyway; only the traceback goes."""
+    def unraisable(info: object) -> None:
+        if _state.signum is not None and isinstance(getattr(info, "exc_value", None), KeyboardInterrupt):
+            return
+        hook(info)
+    return unraisable
+
+
 def install() -> None:
     """Install the watchdog and the handlers (the command line calls it first thing; idempotent).
 
@@ -144,6 +155,7 @@ def install() -> None:
     if _state.installed or threading.current_thread() is not threading.main_thread():
         return
     _state.installed = True
+    sys.unraisablehook = _unraisable(sys.unraisablehook)
     try:  # the watchdog first: from the first handled signal on, it is awake
         read_fd, write_fd = os.pipe()
         os.set_blocking(write_fd, False)
