@@ -21,7 +21,11 @@ def main() -> None:
     by_signal = False
     try:
         interrupt.install()
-        interrupt.on_kill(_kill_children)  # nothing the command started outlives a signal
+        # Nothing the command started outlives a signal. Loaded now (os and signal only): the
+        # watchdog that calls it must not import while the main thread may hold an import lock.
+        from designer.study.processes import kill_children
+
+        interrupt.on_kill(kill_children)
         from designer.cli.commands import run_app
 
         run_app()
@@ -52,14 +56,6 @@ def main() -> None:
         except (OSError, ValueError):
             pass
     os._exit(code if isinstance(code, int) else 1)
-
-
-def _kill_children() -> None:
-    """End every process the command started (workers, a CBC solver). Imported only when a signal
-    ends the command, so that start-up does not pay for multiprocessing."""
-    from designer.study.executor import kill_children
-
-    kill_children()
 
 
 def __getattr__(name: str):

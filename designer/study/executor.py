@@ -43,6 +43,8 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any, Callable, Protocol, Sequence
 
+from designer.study.processes import kill_group, kill_children
+
 PARENT_POLL_S = 0.1  # how often a worker checks that its parent is alive
 
 
@@ -202,23 +204,9 @@ def _prepare_worker(parent: int) -> None:
 def _watch_parent(parent: int) -> None:
     while True:
         if os.getppid() != parent:  # re-parented: the command is gone
-            _kill_group(os.getpid())
+            kill_group(os.getpid())
             os._exit(1)
         time.sleep(PARENT_POLL_S)
-
-
-def _kill_group(pid: int) -> None:
-    """SIGKILL the process group ``pid`` leads (a worker and what it started), else ``pid`` alone."""
-    try:
-        if os.getpgid(pid) == pid:
-            os.killpg(pid, signal.SIGKILL)
-            return
-    except OSError:
-        pass
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except OSError:
-        pass
 
 
 def _context() -> Any:
@@ -288,7 +276,7 @@ class ProcessExecutor(Executor):
             return
         self._cancelled = True
         for pid in self._pids():
-            _kill_group(pid)
+            kill_group(pid)
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def close(self) -> None:
@@ -305,36 +293,3 @@ def make_executor(workers: int, backend: str = "local") -> Executor:
     if backend != "local":
         raise ValueError(f"unknown executor backend {backend!r}")
     return InlineExecutor() if workers <= 1 else ProcessExecutor(workers)
-
-
-def _child_pids() -> list[int]:
-    """This process's children (Linux ``/proc``), found without knowing who started them."""
-    me = os.getpid()
-    pids: set[int] = set()
-    try:
-        for tid in os.listdir(f"/proc/{me}/task"):
-            with open(f"/proc/{me}/task/{tid}/children", encoding="ascii") as f:
-                pids.update(int(p) for p in f.read().split())
-        return sorted(pids)
-    except (OSError, ValueError):
-        pass
-    try:  # kernels without /proc/.../children: read every process's parent
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                try:
-                    with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
-                        fields = f.read().rpartition(")")[2].split()
-                    if int(fields[1]) == me:
-                        pids.add(int(entry))
-                except (OSError, ValueError, IndexError):
-                    continue
-    except OSError:
-        pass
-    return sorted(pids)
-
-
-def kill_children() -> None:
-    """SIGKILL every child of this process and the group each leads (workers, a CBC solver): for a
-    command that is ending on a signal, nothing it started may outlive it."""
-    for pid in _child_pids():
-        _kill_group(pid)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from designer.study import executor
+from designer.study import executor, processes
 
 ROOT = Path(__file__).resolve().parents[2]
 LINUX = sys.platform.startswith("linux")
@@ -121,7 +121,7 @@ def test_cancel_kills_running_workers_at_once(tmp_path):
 _PARENT = """
 import subprocess, sys, time
 from pathlib import Path
-from designer.study import executor
+from designer.study import executor, processes
 
 class Grandchild:
     def __init__(self, folder):
@@ -165,8 +165,8 @@ def test_children_are_found_and_killed_with_their_group():
     try:
         time.sleep(0.2)
         grandchildren = [int(p) for p in Path(f"/proc/{child.pid}/task/{child.pid}/children").read_text().split()]
-        assert child.pid in executor._child_pids() and grandchildren
-        executor._kill_group(child.pid)
+        assert child.pid in processes._child_pids() and grandchildren
+        processes.kill_group(child.pid)
         assert child.wait(timeout=5) == -signal.SIGKILL
         assert _gone(grandchildren)
     finally:
