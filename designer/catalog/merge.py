@@ -25,6 +25,7 @@ from designer.catalog.schema import hint as _hint
 from designer.catalog.schema import name_ref as _name_ref
 from designer.catalog.schema import price_basis as _price_basis
 from designer.catalog.schema import text as _text
+from designer.catalog import domain
 from designer.catalog.types import KINDS, Catalog, FabricKind, Provenance
 from designer.errors import CatalogError, Location
 from designer.spec import yamlio
@@ -190,5 +191,10 @@ def _check_entry(doc: yamlio.YamlDoc, kind: str, entry: Any, path: tuple) -> Non
         problem = ("breakout", "breakout rates must be below the native port rate")
     elif kind == "server" and (entry.storage_nic is None) != (entry.storage_nics == 0):
         problem = ("storage_nics", "give storage_nic and storage_nics together (or neither)")
+    elif kind == "server":
+        problem = domain.packaging_problem(entry)
+    elif kind == "cloud" and entry.domain_gpus and entry.domain_gpus % entry.gpus:
+        problem = ("domain_gpus", f"a scale-up domain of {entry.domain_gpus} GPUs is not whole instances of "
+                                  f"{entry.gpus} GPUs")
     if problem:
         raise CatalogError(f"{kind} '{entry.name}': {problem[1]}", doc.locate(path + (problem[0],)))

@@ -25,6 +25,7 @@ from designer.spec.yamlio import shown
 _NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 _AS_OF = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
 _SCALEUP_KINDS = ("nvlink3", "nvlink4", "nvlink5", "infinity-fabric")
+_COOLING = ("air", "liquid", "hybrid")
 
 
 # --- value parsers: raw YAML value -> SI value, or ValueError with a message for people ---------
@@ -277,7 +278,14 @@ KINDS: dict[str, _Kind] = {
         _Field("storage_nics", "storage_nics", integer(0), 0), _Field("power", "power_w", positive(_POWER)),
         _Field("rack_units", "rack_units", integer(1)), _Field("price", "price_usd", optional(_MONEY)), _VENDOR,
         _Field("training_power", "training_power_w", optional(positive(_POWER)), None),
-        _Field("idle_power", "idle_power_w", optional(positive(_POWER)), None))),
+        _Field("idle_power", "idle_power_w", optional(positive(_POWER)), None),
+        _Field("domain_gpus", "domain_gpus", integer(1), 0),
+        _Field("scaleup_bandwidth", "scaleup_Bps", optional(_BW), None),
+        _Field("scaleup_latency", "scaleup_latency_s", optional(positive(units.parse_duration)), None),
+        _Field("in_switch_reduction", "in_switch_reduction", optional(flag), None),
+        _Field("compute_trays", "compute_trays", integer(1), 1),
+        _Field("switch_trays", "switch_trays", integer(0), 0), _Field("cpus", "cpus", integer(0), 0),
+        _Field("cooling", "cooling", _choice(_COOLING), "air"))),
     "cloud": _Kind(CloudInstance, "clouds", (
         _DESC, _Field("provider", "provider", text), _Field("gpu", "gpu", name_ref),
         _Field("gpus", "gpus", integer(1)),
@@ -291,7 +299,8 @@ KINDS: dict[str, _Kind] = {
         _Field("max_instances", "max_instances", optional(integer(1)), None),
         _Field("capacity_block_max_instances", "capacity_block_max_instances", optional(integer(1)), None),
         _Field("capacity_block_max_duration", "capacity_block_max_s", optional(positive(units.parse_duration)),
-               None))),
+               None),
+        _Field("domain_gpus", "domain_gpus", integer(1), 0))),
     "fabric": _Kind(FabricProfile, "fabrics", (
         _Field("host_latency", "host_latency_s", positive(units.parse_duration)),
         _Field("efficiency", "efficiency", _efficiency),
@@ -317,7 +326,8 @@ KINDS: dict[str, _Kind] = {
         _Field("storage_bytes_per_token", "storage_bytes_per_token", positive(units.parse_data_size), 4.0),
         _Field("storage_checkpoints_kept", "storage_checkpoints_kept", integer(1), 2),
         _Field("storage_read_per_node", "storage_read_Bps_per_node", units.parse_bandwidth, 0.0),
-        _Field("storage_write_per_node", "storage_write_Bps_per_node", units.parse_bandwidth, 0.0))),
+        _Field("storage_write_per_node", "storage_write_Bps_per_node", units.parse_bandwidth, 0.0),
+        _Field("liquid_cooling_price", "liquid_cooling_usd_per_w", _rate(rates.parse_build_price), 0.0))),
     "support": _Kind(Support, "supports", (
         _DESC, _Field("fraction_per_year", "fraction_per_year", _rate(rates.parse_yearly_fraction)))),
     "licence": _Kind(Licence, "licences", (

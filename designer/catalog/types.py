@@ -197,6 +197,18 @@ class Server:
     # Measured draw while training, and idle; None: the facility's fractions of ``power_w``.
     training_power_w: float | None = None
     idle_power_w: float | None = None
+    # The scale-up (NVLink) domain and how it is packaged (designer.catalog.domain). Defaults
+    # describe an 8-GPU server: one domain of all its GPUs in one chassis, at the GPU's own
+    # scale-up bandwidth. A rack-scale system (GB200 NVL72) is one rack of ``compute_trays``
+    # trays joined by ``switch_trays`` NVLink switch trays into one domain.
+    domain_gpus: int = 0  # GPUs per scale-up domain (0: all the server's GPUs)
+    scaleup_Bps: float | None = None  # per GPU, one direction (None: the GPU's)
+    scaleup_latency_s: float | None = None  # one NVLink step (None: the GPU's scale-up kind's)
+    in_switch_reduction: bool | None = None  # NVLS in the domain's switches (None: the kind's default)
+    compute_trays: int = 1  # units the fabric's NICs hang off: trays of a rack, or the one chassis
+    switch_trays: int = 0  # NVLink switch trays (0: switches inside the chassis)
+    cpus: int = 0  # host CPUs (0: not stated)
+    cooling: str = "air"  # air | liquid | hybrid (liquid needs coolant distribution capacity)
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,6 +231,7 @@ class CloudInstance:
     max_instances: int | None = None  # instances one buyer can get on demand or reserved (None: no cap known)
     capacity_block_max_instances: int | None = None  # instances across capacity blocks
     capacity_block_max_s: float | None = None  # longest capacity block
+    domain_gpus: int = 0  # GPUs per scale-up domain (0: the instance's GPUs; UltraServers span more)
 
     def price_usd_per_s(self, pricing: str) -> float | None:
         """The price per instance-second under a pricing model (``on_demand``, ``reserved_1y``,
@@ -278,6 +291,7 @@ class Facility:
     storage_checkpoints_kept: int = 2  # checkpoints kept on the file system per workload
     storage_read_Bps_per_node: float = 0.0  # baseline file-system read bandwidth per node
     storage_write_Bps_per_node: float = 0.0  # baseline write bandwidth per node (checkpoints may need more)
+    liquid_cooling_usd_per_w: float = 0.0  # coolant distribution (CDU) capacity per W of liquid-cooled IT load
 
 
 @dataclass(frozen=True, slots=True)

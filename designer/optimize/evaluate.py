@@ -16,6 +16,8 @@ __all__ = [
     "ideal_view",
     "best_view",
     "scaled",
+    "scaleup_domain",
+    "view_is_rack",
 ]
 
 import math
@@ -23,6 +25,7 @@ from dataclasses import dataclass, field, replace
 
 from designer import perf, topology
 from designer.perf import transport
+from designer.catalog import domain
 from designer.catalog.types import Catalog, Facility
 from designer.errors import PerfError, TopologyError
 from designer.optimize.candidates import Candidate
@@ -74,7 +77,7 @@ def network_view(candidate: Candidate, catalog: Catalog, facility: Facility, nod
         switch_sharp = switch.in_network_reduction
         server = catalog.servers[candidate.server]
         gpu = catalog.gpus[server.gpu]
-        nics = server.nics
+        nics = server.nics // server.compute_trays  # the NICs one host (tray) drives
         # the rate the links run at (a NIC on a slower switch runs at the switch's rate)
         line = candidate.link_rate_Bps or catalog.nics[server.nic].rate_Bps
     hops_any = summary.hops_max
@@ -84,8 +87,9 @@ def network_view(candidate: Candidate, catalog: Catalog, facility: Facility, nod
     if summary.hops_cross_su is not None:
         hops_rail = max(hops_rail, summary.hops_cross_su)
     gpus = max(summary.gpus, 1)
+    su = scaleup_domain(candidate, catalog)
     return perf.NetworkView(
-        gpus_per_node=candidate.gpus_per_node,
+        gpus_per_node=su.gpus,
         inter_Bps_per_gpu=summary.injection_Bps,
         efficiency=_efficiency(profile, line, nics),
         host_latency_s=profile.host_latency_s,
@@ -96,9 +100,21 @@ def network_view(candidate: Candidate, catalog: Catalog, facility: Facility, nod
         bisection_Bps_per_gpu=summary.bisection_Bps / gpus if summary.bisection_Bps > 0 else None,
         in_network_reduction=profile.in_network_reduction and switch_sharp,
         rail_only=summary.cross_rail_via_nvlink,
-        scaleup_Bps=gpu.scaleup_Bps,
+        scaleup_Bps=su.bandwidth_Bps,
+        scaleup_latency_s=su.latency_s,
+        scaleup_reduction_efficiency=None if su.in_switch_reduction in (None, True) else 0.0,
         fabric=candidate.fabric,
     )
+
+
+def scaleup_domain(candidate: Candidate, catalog: Catalog) -> domain.ScaleUpDomain:
+    """The scale-up domain of a candidate's server or instance (:mod:`designer.catalog.domain`)."""
+    if candidate.deployment is Deployment.CLOUD:
+        inst = catalog.clouds[candidate.server]
+        gpu = catalog.gpus[inst.gpu]
+        return domain.ScaleUpDomain(domain.domain_gpus(inst), gpu.scaleup_Bps, None, None, gpu.scaleup_kind)
+    server = catalog.servers[candidate.server]
+    return domain.domain_of(server, catalog.gpus[server.gpu])
 
 
 def _efficiency(profile, line_Bps: float, nics_per_host: int) -> float:
@@ -108,11 +124,13 @@ def _efficiency(profile, line_Bps: float, nics_per_host: int) -> float:
                                          profile.nic_cap_Bps, profile.host_cap_Bps)
 
 
-def gpu_count_grid(gpus_per_node: int, max_nodes: int) -> tuple[int, ...]:
+def gpu_count_grid(gpus_per_node: int, max_nodes: int, parts: tuple[int, ...] = ()) -> tuple[int, ...]:
     """GPU counts tried for a workload: whole nodes, about 12% apart, plus every power of two.
 
     Whole nodes keep jobs from sharing a node's NVLink domain; the ~12% spacing bounds how far the
-    chosen size can be above the smallest that works.
+    chosen size can be above the smallest that works. ``parts`` are GPUs per node a job may use
+    instead of all (64 of an NVL72's 72, :func:`designer.catalog.domain.placements`): the same
+    node counts at that many GPUs each are tried too.
     """
     nodes: set[int] = set()
     n = 1
@@ -123,7 +141,8 @@ def gpu_count_grid(gpus_per_node: int, max_nodes: int) -> tuple[int, ...]:
     while p <= max_nodes:
         nodes.add(p)
         p *= 2
-    return tuple(sorted(m * gpus_per_node for m in nodes if m <= max_nodes))
+    per_node = {gpus_per_node, *parts}
+    return tuple(sorted({m * g for m in nodes if m <= max_nodes for g in per_node}))
 
 
 def scaled(est: perf.StepEstimate, tokens: float) -> perf.StepEstimate:
@@ -164,6 +183,14 @@ class Evaluator:
                 self._views[key] = None
         return self._views[key]
 
+    def placement(self, candidate: Candidate, gpus: int) -> tuple[int, int]:
+        """(nodes, GPUs used per scale-up domain) of a job on ``gpus`` GPUs of ``candidate``."""
+        gpn = candidate.gpus_per_node
+        size = scaleup_domain(candidate, self.catalog).gpus
+        if size != gpn:
+            return math.ceil(gpus / gpn), size
+        return domain.placement_for(gpus, size)
+
     def shape_id(self, w: Workload) -> int:
         """A small number naming ``w``'s shape, equal for workloads of equal shape (hashing the
         shape's job in every lookup would cost more than the lookups save)."""
@@ -193,11 +220,13 @@ class Evaluator:
 
     def evaluate(self, w: Workload, candidate: Candidate, gpus: int) -> Evaluation:
         """The fastest plan for ``w`` on ``gpus`` GPUs of ``candidate`` (or why none fits)."""
-        gpn = candidate.gpus_per_node
-        nodes = math.ceil(gpus / gpn)
+        nodes, used = self.placement(candidate, gpus)
         view = self.view(candidate, nodes)
         if view is None:
-            return Evaluation(gpus, None, f"{candidate.topology} with {candidate.switch} cannot hold {nodes} nodes")
+            return Evaluation(gpus, None, f"{candidate.topology} with {candidate.switch} cannot hold {nodes} "
+                                          f"{'racks' if view_is_rack(candidate, self.catalog) else 'nodes'}")
+        if nodes > 1 and used < view.gpus_per_node:
+            view = replace(view, gpus_per_node=used)  # whole groups in each domain, the rest idle
         gpu = self.catalog.gpus[candidate.gpu]
         key = (w.name, w.tokens, gpu.name, view, gpus)
         if key not in self._results:
@@ -207,14 +236,21 @@ class Evaluator:
         return self._results[key]
 
 
+def view_is_rack(candidate: Candidate, catalog: Catalog) -> bool:
+    """Whether a candidate's node is a rack-scale system (its count is in racks)."""
+    return (candidate.deployment is not Deployment.CLOUD
+            and domain.is_rack_scale(catalog.servers[candidate.server]))
+
+
 def ideal_view(catalog: Catalog, cand: Candidate) -> tuple[tuple, perf.NetworkView]:
     """An ideal network for this GPU (1 PB/s per GPU, no latency, no taper), and a cache key."""
     gpu = catalog.gpus[cand.gpu]
-    view = perf.NetworkView(gpus_per_node=cand.gpus_per_node, inter_Bps_per_gpu=1e15, efficiency=1.0,
+    su = scaleup_domain(cand, catalog)
+    view = perf.NetworkView(gpus_per_node=su.gpus, inter_Bps_per_gpu=1e15, efficiency=1.0,
                             host_latency_s=0.0, switch_latency_s=0.0, hops=1, oversubscription=1.0,
-                            bisection_Bps_per_gpu=1e15, in_network_reduction=True, scaleup_Bps=gpu.scaleup_Bps,
-                            fabric="ideal")
-    return (gpu.name, cand.gpus_per_node, "ideal"), view
+                            bisection_Bps_per_gpu=1e15, in_network_reduction=True, scaleup_Bps=su.bandwidth_Bps,
+                            scaleup_latency_s=su.latency_s, fabric="ideal")
+    return (gpu.name, su.gpus, su.bandwidth_Bps, su.latency_s, "ideal"), view
 
 
 def best_view(catalog: Catalog, cand: Candidate) -> tuple[tuple, perf.NetworkView]:
@@ -240,11 +276,12 @@ def best_view(catalog: Catalog, cand: Candidate) -> tuple[tuple, perf.NetworkVie
         switch_latency = min(sw.latency_s for sw in catalog.switches.values())
     efficiency = profile.efficiency
     if cand.deployment is not Deployment.CLOUD:
-        efficiency = _efficiency(profile, rate, server.nics)
-    key = (gpu.name, cand.gpus_per_node, round(per_gpu), profile.name, efficiency)
-    view = perf.NetworkView(gpus_per_node=cand.gpus_per_node, inter_Bps_per_gpu=per_gpu,
+        efficiency = _efficiency(profile, rate, server.nics // server.compute_trays)
+    su = scaleup_domain(cand, catalog)
+    key = (gpu.name, su.gpus, su.bandwidth_Bps, su.latency_s, round(per_gpu), profile.name, efficiency)
+    view = perf.NetworkView(gpus_per_node=su.gpus, inter_Bps_per_gpu=per_gpu,
                             efficiency=efficiency, host_latency_s=profile.host_latency_s,
                             switch_latency_s=switch_latency, hops=1, oversubscription=1.0,
-                            in_network_reduction=profile.in_network_reduction, scaleup_Bps=gpu.scaleup_Bps,
-                            fabric=f"best {profile.name}")
+                            in_network_reduction=profile.in_network_reduction, scaleup_Bps=su.bandwidth_Bps,
+                            scaleup_latency_s=su.latency_s, fabric=f"best {profile.name}")
     return key, view

@@ -9,7 +9,8 @@ a re-solve (budgets, power, racks) or is found by bisection (utilization, deadli
 
 from __future__ import annotations
 
-__all__ = ["diagnose", "shortfalls", "alternatives", "constraint_status", "Measures", "program_measures", "line_deltas"]
+__all__ = ["diagnose", "shortfalls", "alternatives", "constraint_status", "Measures", "program_measures", "line_deltas",
+           "DOMAIN_GROUP"]
 
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -17,7 +18,7 @@ from typing import Callable, Mapping
 
 from designer.design.model import Alternative, ConstraintStatus
 from designer.errors import InfeasibleError, SolverTimeoutError
-from designer.optimize import batches
+from designer.optimize import batches, evaluate
 from designer.optimize.clock import OutOfTime
 from designer.optimize.milp import Solution
 from designer.optimize.problem import Limits
@@ -31,6 +32,8 @@ _DEADLINE_STEP = 0.005  # relative precision of a suggested deadline
 _MAX_DEADLINE_FACTOR = 20.0
 _BIND_STEP = 0.10  # loosening step of the binding test (budgets, power, racks, deadlines)
 _UTIL_BIND_STEP = 0.05
+# Alternatives by scale-up domain size (8-GPU servers against NVL72 racks): "domain=72".
+DOMAIN_GROUP = "domain="
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,11 +200,23 @@ def diagnose(ws: Workspace, th: Thresholds, *, solver: str, time_limit_s: float 
 
 def _groups(ws: Workspace) -> list[tuple[str, set[str]]]:
     groups: dict[str, set[str]] = {}
+    domains: dict[int, set[str]] = {}
     for c in ws.candidates:
         groups.setdefault(f"fabric={c.fabric}", set()).add(c.key)
         groups.setdefault(f"deployment={c.deployment.value}", set()).add(c.key)
-    order = sorted(groups, key=lambda g: (not g.startswith("deployment"), g))
+        domains.setdefault(evaluate.scaleup_domain(c, ws.catalog).gpus, set()).add(c.key)
+    # 8-GPU servers against rack-scale NVLink domains: a class of its own where both are allowed.
+    if len(domains) > 1:
+        for size, keys in sorted(domains.items()):
+            groups[f"{DOMAIN_GROUP}{size}"] = keys
+    order = sorted(groups, key=lambda g: (not g.startswith("deployment"), g.startswith(DOMAIN_GROUP), g))
     return [(g, groups[g]) for g in order]
+
+
+def _workload_figures(sol: Solution) -> str:
+    """GPUs and utilization of each workload of a solution, for a reason a reader can check."""
+    parts = [f"{w} on {o.gpus} GPUs at {o.utilization:.1%} utilization" for w, (_, o) in sorted(sol.assignment.items())]
+    return ", ".join(parts)
 
 
 def _main_candidate(ws: Workspace, sol: Solution):
@@ -244,6 +259,9 @@ def alternatives(ws: Workspace, th: Thresholds, sol: Solution, *, solver: str, t
                       else f"costs {format_money(-delta)} less but loses on {ws.task.objective}")
             if moved and abs(delta) >= 0.005:
                 reason += " (" + ", ".join(f"{k} {_signed(v)}" for k, v in _largest(moved)) + ")"
+            if label.startswith(DOMAIN_GROUP):
+                # Domains trade price against utilization: say both, for this design and the chosen one.
+                reason += f" ({_workload_figures(alt)}; chosen: {_workload_figures(sol)})"
             budget = ws.limits().total_usd
             fits = budget is None or total <= budget
             if not fits:

@@ -165,7 +165,7 @@ class Builder:
         t1 = t2 = t3 = None
         if topo == "single_switch":
             # one switch holds every NIC port
-            m += R * n <= k * y, f"ports_single__{c}"
+            m += sh.node_ports * n <= k * y, f"ports_single__{c}"
             m += L == y, f"one_switch__{c}"
             for var, label in ((S, "spine"), (X, "core"), (LS, "ls"), (SX, "sx")):
                 m += var == 0, f"no_{label}__{c}"
@@ -187,7 +187,7 @@ class Builder:
             xs = [(o, self._xvar(w, system.key, o)) for o in opts]
             for o, var in xs:
                 m += var <= y, f"built__{var_name(w)}__{c}__{o.index}"
-            m += gpn * n >= pulp.lpSum(o.gpus * var for o, var in xs), f"holds__{var_name(w)}__{c}"
+            m += gpn * n >= pulp.lpSum(o.held_gpus * var for o, var in xs), f"holds__{var_name(w)}__{c}"
             usage[w] = xs
         for i, deadline in enumerate(deadlines):
             # In node-equivalents (GPU-seconds over G_c D), so coefficients stay near the node count.

@@ -166,7 +166,7 @@ def onprem_cost_usd(system: OnPremSystem, e: Economics, *, nodes: int, switches:
     uc = system.costs
     units = storage_units_needed(uc, nodes, {}) if uc.storage is not None else 0.0
     terms = onprem_terms(
-        uc, e, system.shape.rails, system.candidate.gpus_per_node, nodes=nodes, switches=switches,
+        uc, e, system.shape.node_ports, system.candidate.gpus_per_node, nodes=nodes, switches=switches,
         ls_links=ls_links, sx_links=sx_links, racks=racks, bought_nodes=max(0, nodes - uc.owned_nodes),
         bought_switches=max(0, switches - uc.owned_switches), storage_units=units,
         bought_storage=max(0.0, units - (uc.storage.owned if uc.storage else 0)))
@@ -212,7 +212,7 @@ def add_onprem_costs(m: Any, tag: str, system: OnPremSystem, e: Economics, *, y:
         if st.owned:
             bought_storage = m.add_variable(f"bought_storage__{tag}", lowBound=0)
             m += bought_storage >= units - st.owned * y, f"bought_storage__{tag}"
-    terms = onprem_terms(uc, e, system.shape.rails, gpn, nodes=nodes, switches=switches, ls_links=ls_links,
+    terms = onprem_terms(uc, e, system.shape.node_ports, gpn, nodes=nodes, switches=switches, ls_links=ls_links,
                          sx_links=sx_links, racks=racks, bought_nodes=bought_nodes, bought_switches=bought_switches,
                          storage_units=units, bought_storage=bought_storage)
     draw = _draw(uc, e)
@@ -228,9 +228,9 @@ def usage_rate_usd_per_gpu_s(system: OnPremSystem, e: Economics) -> float:
     and every ownership line of :func:`onprem_terms`, owned units not credited) over the GPU-seconds
     a node offers in the horizon."""
     uc, sh = system.costs, system.shape
-    share = sh.rails / max(sh.leaf_down, 1)
+    share = sh.node_ports / max(sh.leaf_down, 1)
     gpn = system.candidate.gpus_per_node
-    terms = onprem_terms(uc, e, sh.rails, gpn, nodes=1.0, switches=share, ls_links=share * sh.leaf_up,
+    terms = onprem_terms(uc, e, sh.node_ports, gpn, nodes=1.0, switches=share, ls_links=share * sh.leaf_up,
                          sx_links=0.0, racks=0.0, storage_units=0.0)
     busy = energy_usd(e, busy_energy_j(_draw(uc, e), e.horizon_s, 1.0))
     return (terms.capex_total + terms.opex_total + busy) / (gpn * e.horizon_s)

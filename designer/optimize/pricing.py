@@ -26,7 +26,7 @@ from dataclasses import replace
 from typing import Mapping
 
 from designer import topology
-from designer.catalog.types import Catalog, CloudInstance, Facility
+from designer.catalog.types import Catalog, CloudInstance, Facility, Server
 from designer.design.bom import BomLine, sort_lines
 from designer.errors import CatalogError
 from designer.optimize import cloud
@@ -63,11 +63,15 @@ def fabric_shape(candidate: Candidate, catalog: Catalog, facility: Facility) -> 
     """Sizing parameters of a candidate's fabric (see :class:`~designer.optimize.problem.FabricShape`)."""
     req = fabric_request(candidate, catalog, 1, facility)
     cap = topology.capacity(req)
+    # A rack-scale system is sized by its trays (req.nodes of them); limits are in whole systems.
+    t = req.nodes
+    su = cap.su_nodes if t == 1 else cap.su_nodes / t
     return FabricShape(
         topology=candidate.topology, rails=req.nics_per_node, radix=req.switch_ports,
-        leaf_down=cap.leaf_downlinks, leaf_up=cap.leaf_uplinks, su_nodes=cap.su_nodes,
-        spine_choices=cap.spine_choices, max_nodes_1tier=cap.max_nodes_1tier,
-        max_nodes_2tier=cap.max_nodes_2tier, max_nodes=cap.max_nodes, ports_per_cage=req.ports_per_cage,
+        leaf_down=cap.leaf_downlinks, leaf_up=cap.leaf_uplinks, su_nodes=su,
+        spine_choices=cap.spine_choices, max_nodes_1tier=cap.max_nodes_1tier // t,
+        max_nodes_2tier=cap.max_nodes_2tier // t, max_nodes=cap.max_nodes // t, ports_per_cage=req.ports_per_cage,
+        trays=t,
     )
 
 
@@ -190,12 +194,15 @@ def unit_costs(candidate: Candidate, catalog: Catalog, facility: Facility, refer
     sx = tiers_seen.get(topology.SPINE_CORE, ls)
     spares = facility.spares
     link_spares = max(spares.get("transceiver", 0.0), spares.get("cable", 0.0))
+    # A rack-scale system fills its own rack (its trays are the request's servers per rack).
+    per_rack = max(1, req.servers_per_rack // server.compute_trays)
     return UnitCosts(
-        node_usd=server.price_usd or 0.0, node_w=server.power_w, node_ru=server.rack_units,
+        node_usd=(server.price_usd or 0.0) + cooling_usd(server, facility), node_w=server.power_w,
+        node_ru=server.rack_units,
         node_link_usd=nl[0], node_link_w=nl[1], leaf_spine_link_usd=ls[0], leaf_spine_link_w=ls[1],
         spine_core_link_usd=sx[0], spine_core_link_w=sx[1],
         switch_usd=switch.price_usd or 0.0, switch_w=switch.power_w, switch_ru=switch.rack_units,
-        servers_per_rack=req.servers_per_rack, rack_units=facility.rack_units, rack_usd=facility.rack_price_usd,
+        servers_per_rack=per_rack, rack_units=facility.rack_units, rack_usd=facility.rack_price_usd,
         node_support=support_fraction(catalog, facility, server.vendor),
         switch_support=support_fraction(catalog, facility, switch.vendor),
         node_spares=spares.get("server", 0.0), link_spares=link_spares, switch_spares=spares.get("switch", 0.0),
@@ -236,6 +243,27 @@ def server_lines(catalog: Catalog, server_name: str, nodes: int) -> tuple[BomLin
     )
 
 
+def cooling_usd(server: Server, facility: Facility) -> float:
+    """Coolant distribution (CDU) capacity one liquid- or hybrid-cooled server needs: the facility's
+    price per W of liquid-cooled IT load times the server's rated power (air-cooled: 0; in-rack
+    cold plates and manifolds are in the server's own price)."""
+    if server.cooling == "air":
+        return 0.0
+    return facility.liquid_cooling_usd_per_w * server.power_w
+
+
+def cooling_line(server: Server, facility: Facility, nodes: int) -> BomLine | None:
+    """The BOM line of the coolant distribution capacity of ``nodes`` liquid-cooled servers, or None."""
+    if server.cooling == "air" or facility.liquid_cooling_usd_per_w <= 0.0:
+        return None
+    kw = nodes * server.power_w / 1e3
+    prov = facility.provenance
+    return BomLine("cooling", "liquid-cooling-cdu",
+                   f"coolant distribution (CDU) capacity for {kw:g} kW of {server.cooling}-cooled {server.name} racks",
+                   "compute", kw, facility.liquid_cooling_usd_per_w * 1e3, 0.0, prov.source,
+                   prov.price_basis or "street", prov.as_of, prov.estimate)
+
+
 def onprem_bom(candidate: Candidate, catalog: Catalog, facility: Facility, nodes: int,
                installation_fraction: float) -> tuple[tuple[BomLine, ...], topology.FabricSummary]:
     """The complete, exact bill of materials of an on-prem design and its fabric summary."""
@@ -243,9 +271,15 @@ def onprem_bom(candidate: Candidate, catalog: Catalog, facility: Facility, nodes
     switch = catalog.switches[candidate.switch]
     lines = list(server_lines(catalog, candidate.server, nodes))
     lines.extend(topology.fabric_bom(summary, switch, catalog))
+    server = catalog.servers[candidate.server]
+    cooling = cooling_line(server, facility, nodes)
+    if cooling is not None:
+        lines.append(cooling)
     rack_sku = f"rack-{facility.rack_units}u"
     rack_desc = f"{facility.rack_units}U rack with PDUs ({facility.rack_power_w / 1e3:g} kW)"
-    for role, count in (("compute", summary.server_racks), ("network", summary.switch_racks)):
+    # A rack-scale system ships as its own rack (enclosure, power shelves, busbar): no rack to buy.
+    compute_racks = 0 if server.compute_trays > 1 else summary.server_racks
+    for role, count in (("compute", compute_racks), ("network", summary.switch_racks)):
         if count:
             lines.append(BomLine("rack", rack_sku, rack_desc, role, float(count), facility.rack_price_usd, 0.0,
                                  facility.provenance.source))

@@ -21,6 +21,10 @@ from designer.optimize.cloud import Offer
 class FabricShape:
     """How switch and link counts follow from the node count, for one on-prem candidate.
 
+    Counts are per node, the unit the program buys: a server, or a rack-scale system, whose
+    ``trays`` compute trays the fabric connects (``rails`` NICs each). The per-tray sizing limits
+    are divided by ``trays``, so ``su_nodes`` may be a fraction.
+
     ``radix`` is the switch's logical ports at the NIC rate; a leaf has ``leaf_down`` ports to
     nodes and ``leaf_up`` to spines (``leaf_down : leaf_up`` is the oversubscription). In three
     tiers a spine has ``radix // 2`` ports down and up, a core all ``radix`` down (network.md 5.2).
@@ -33,12 +37,18 @@ class FabricShape:
     radix: int
     leaf_down: int
     leaf_up: int
-    su_nodes: int
+    su_nodes: float  # nodes per scalable unit (a fraction of a rack-scale system: 32 trays = 1.78 NVL72s)
     spine_choices: tuple[int, ...]
     max_nodes_1tier: int  # single switch (or one switch per rail for rail-only)
     max_nodes_2tier: int
     max_nodes: int  # largest buildable (three tiers where the topology has them)
     ports_per_cage: int = 1  # logical ports per switch cage (twin-port OSFP: 2)
+    trays: int = 1  # fabric nodes (compute trays) per node: 18 on an NVL72 rack, 1 on a server
+
+    @property
+    def node_ports(self) -> int:
+        """Compute NIC ports per node (``rails`` per tray times its trays)."""
+        return self.rails * self.trays
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,10 +166,16 @@ class Option:
     time_s: float
     utilization: float
     index: int  # position in the evaluator's estimate list for (workload, system)
+    held: int = 0  # GPUs of the whole nodes the job occupies (64 used of each 72-GPU rack: 72); 0: gpus
+
+    @property
+    def held_gpus(self) -> int:
+        """GPUs the job keeps from other jobs: its own, or all of the scale-up domains it uses part of."""
+        return self.held or self.gpus
 
     @property
     def gpu_seconds(self) -> float:
-        return self.gpus * self.time_s
+        return self.held_gpus * self.time_s
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,7 +51,8 @@ def pack_solution(problem: Problem, sol: Solution, nodes: int | None = None) -> 
     """The schedule of ``sol``: its on-prem jobs packed on ``nodes`` nodes (its own by default),
     each cloud job from day 0 on its own instances. None when the on-prem jobs do not pack."""
     cloud = {w: Slot(w, 0.0, o.time_s, o.gpus) for w, (key, o) in sol.assignment.items() if key != sol.onprem_key}
-    jobs = [Job(w, o.gpus, o.time_s, problem.deadlines_s[w]) for w, (key, o) in sol.assignment.items()
+    # A job on part of each scale-up domain (64 of an NVL72's 72) keeps the whole domains from others.
+    jobs = [Job(w, o.held_gpus, o.time_s, problem.deadlines_s[w]) for w, (key, o) in sol.assignment.items()
             if key == sol.onprem_key]
     if not jobs:
         return cloud
@@ -65,7 +66,7 @@ def _nodes_to_pack(problem: Problem, sol: Solution) -> int | None:
     system's cap; None if none does."""
     system = _system(problem, sol.onprem_key)
     gpn = system.candidate.gpus_per_node
-    side_by_side = math.ceil(sum(o.gpus for key, o in sol.assignment.values() if key == sol.onprem_key) / gpn)
+    side_by_side = math.ceil(sum(o.held_gpus for key, o in sol.assignment.values() if key == sol.onprem_key) / gpn)
     hi = min(side_by_side, _node_cap(problem, system))
     if hi <= sol.nodes or pack_solution(problem, sol, hi) is None:
         return None

@@ -22,8 +22,9 @@ from types import MappingProxyType
 from typing import Callable, Iterable
 
 from designer import perf, topology
+from designer.catalog import domain
 from designer.errors import CatalogError, TopologyError
-from designer.optimize import cloud, ownership, pricing
+from designer.optimize import cloud, evaluate, ownership, pricing
 from designer.optimize.candidates import Candidate
 from designer.optimize.clock import NO_DEADLINE, Deadline
 from designer.optimize.evaluate import Evaluation, Evaluator, best_view, gpu_count_grid, ideal_view
@@ -121,10 +122,20 @@ class Workspace:
                 limit = lo
         return max(limit, 0)
 
+    def _held(self, cand: Candidate, gpus: int) -> int:
+        """GPUs of the whole nodes a job on ``gpus`` GPUs occupies (a part of each NVL72: all 72)."""
+        size = evaluate.scaleup_domain(cand, self.catalog).gpus
+        if cand.deployment is Deployment.CLOUD or len(domain.placements(size)) == 1:
+            return gpus  # jobs may share a server's domain, as before
+        nodes, _ = self.evaluator.placement(cand, gpus)
+        return max(gpus, nodes * cand.gpus_per_node)
+
     def _grid(self, w: Workload, cand: Candidate, max_nodes: int) -> tuple[int, ...]:
         if w.gpus is not None:
             return (w.gpus,) if w.gpus <= max_nodes * cand.gpus_per_node else ()
-        return gpu_count_grid(cand.gpus_per_node, max_nodes)
+        size = evaluate.scaleup_domain(cand, self.catalog).gpus
+        parts = domain.placements(size)[1:] if size == cand.gpus_per_node else ()
+        return gpu_count_grid(cand.gpus_per_node, max_nodes, parts)
 
     def ideal_gpus(self, w: Workload, cand: Candidate, th: Thresholds, *, best: bool = True) -> int | None:
         """Smallest grid GPU count meeting ``th`` for ``w`` on the best network of the candidate's
@@ -309,8 +320,8 @@ class Workspace:
             found = False
             for w in self.workloads:
                 evals = self.evaluations.get((w.name, key), ())
-                opts = [Option(e.gpus, e.time_s, e.utilization, i) for i, e in enumerate(evals)
-                        if th.admits(w.name, e.time_s, e.utilization)]
+                opts = [Option(e.gpus, e.time_s, e.utilization, i, self._held(system.candidate, e.gpus))
+                        for i, e in enumerate(evals) if th.admits(w.name, e.time_s, e.utilization)]
                 if opts:
                     options[(w.name, key)] = pareto(opts, keep_time)
                     found = True

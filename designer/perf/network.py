@@ -125,7 +125,7 @@ class Group:
 
 
 @functools.lru_cache(maxsize=4096)  # asked for a few shapes, many times, by every plan timing
-def group_layout(size: int, stride: int, gpus_per_node: int) -> Group:
+def group_layout(size: int, stride: int, gpus_per_node: int, job_gpus: int = 0) -> Group:
     """Place a group of ``size`` ranks spaced ``stride`` ranks apart on nodes of ``gpus_per_node``.
 
     Examples:
@@ -137,10 +137,24 @@ def group_layout(size: int, stride: int, gpus_per_node: int) -> Group:
         Group(size=32, per_node=4, nodes=8)
         >>> group_layout(4, 8, 8)
         Group(size=4, per_node=1, nodes=4)
+
+    In a job of ``job_gpus`` ranks over several domains, groups that do not tile the domain
+    straddle two: on 72-GPU NVL72s, ranks 64-79 of a TP group of 16 sit 8 in one rack and 8 in
+    the next, and a synchronous job waits for its slowest group, so the group is taken as
+    ``gcd(domain, span)`` ranks on one side of a scale-out link:
+
+        >>> group_layout(16, 1, 72, job_gpus=576)
+        Group(size=16, per_node=8, nodes=2)
+        >>> group_layout(8, 1, 72, job_gpus=576)
+        Group(size=8, per_node=8, nodes=1)
     """
     if size <= 1:
         return Group(1, 1, 1)
-    per_node = max(1, min(size, gpus_per_node // max(1, stride)))
+    stride = max(1, stride)
+    span = size * stride
+    if job_gpus > gpus_per_node and span < gpus_per_node and gpus_per_node % span:
+        return Group(size, max(1, math.gcd(gpus_per_node, span) // stride), 2)
+    per_node = max(1, min(size, gpus_per_node // stride))
     return Group(size, per_node, math.ceil(size / per_node))
 
 

@@ -57,6 +57,7 @@ from designer.perf.structure import structure_reason
 from designer.perf.types import Job, ModelArch, Plan, Precision, Recompute
 
 _S = K.OVERLAP_SLOWDOWN
+_STORAGE_NODE_GPUS = 8  # GPUs per node of the facility's per-node storage bandwidth (DGX SuperPOD RA)
 
 
 def structure_reason_on(job: Job, plan: Plan, gpu: Gpu) -> str | None:
@@ -239,7 +240,8 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
     prof = sw.profile
     gpu = cluster.gpu
     speed = cluster.efficiency.compute  # every compute time is divided by it
-    gpn = links.gpus_per_node
+    # A job within one scale-up domain has all its ranks in it (64 GPUs of an NVL72's 72).
+    gpn = min(links.gpus_per_node, plan.gpus)
     tp, cp, pp, dp, ep, v = plan.tp, plan.cp, plan.pp, plan.dp, plan.ep, plan.virtual_stages
     micro = job.global_batch // (dp * plan.microbatch)
     moe_frac = m.moe_layer_count / m.layers
@@ -263,7 +265,7 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
     # -- tensor parallelism: 4 all-reduce equivalents per layer, 6 with full recompute -------
     tp_layer = tp_bwd_async = 0.0
     if tp > 1:
-        group = netm.group_layout(tp, 1, gpn)
+        group = netm.group_layout(tp, 1, gpn, plan.gpus)
         count = 6 if full else 4
         if plan.sequence_parallel:
             ag = netm.all_gather_s(act_msg, group, links)
@@ -291,7 +293,7 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
     # -- context parallelism: ring exchange of key/value chunks ------------------------------
     cp_layer = 0.0
     if cp > 1:
-        group = netm.group_layout(cp, tp, gpn)
+        group = netm.group_layout(cp, tp, gpn, plan.gpus)
         chunk = tokens_local * 2 * m.kv_dim * K.ACT_BYTES / tp
         steps = (cp - 1) * (4 if full else 3)  # forward K,V; backward K,V and their gradients
         cp_layer = steps * netm.p2p_group_s(chunk, group.nodes > 1, links)
@@ -303,7 +305,7 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
     # -- expert parallelism: dispatch and combine, forward and backward ----------------------
     ep_mb = 0.0
     if ep > 1 and m.moe is not None:
-        group = netm.group_layout(ep, tp * cp, gpn)
+        group = netm.group_layout(ep, tp * cp, gpn, plan.gpus)
         tokens_gpu = tokens_local / (tp if plan.sequence_parallel else 1)
         payload = tokens_gpu * m.moe.top_k * m.hidden
         dispatch = payload * (1.0 if job.precision is Precision.FP8 else K.ACT_BYTES)
@@ -322,7 +324,7 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
     # -- pipeline: one activation and one gradient per virtual stage --------------------------
     pp_mb = 0.0
     if pp > 1:
-        group = netm.group_layout(pp, tp * cp * dp, gpn)
+        group = netm.group_layout(pp, tp * cp * dp, gpn, plan.gpus)
         # Each TP rank sends 1/tp of the activation (Megatron's scatter/gather optimisation,
         # Narayanan et al. SC21 sec. 4.1); the receiver all-gathers it over NVLink.
         msg = act_msg / tp
@@ -355,7 +357,9 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
     step_wo_ckpt = micro * t_mb + bubble + dp_step_exposed + optimizer
     checkpoint = 0.0
     if job.checkpoint_interval_s is not None and job.checkpoint_write_Bps_per_node:
-        nodes = math.ceil(plan.gpus / gpn)
+        # The storage figure per node is the SuperPOD RA's per 8-GPU DGX; a 72-GPU domain is
+        # nine such nodes of storage bandwidth (one storage NIC per 4-GPU tray), not one.
+        nodes = math.ceil(plan.gpus / min(gpn, _STORAGE_NODE_GPUS))
         write_s = (m.params_total() * K.CHECKPOINT_BYTES_PER_PARAM
                    / (nodes * job.checkpoint_write_Bps_per_node))
         if write_s >= job.checkpoint_interval_s:

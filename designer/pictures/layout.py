@@ -34,16 +34,19 @@ class _Device:
     rails: set[int]
 
 
-def _ladder(role: str, kind: schema.TopologyKind) -> tuple[tuple[str, ...], ...]:
+def _ladder(role: str, kind: schema.TopologyKind, domains: bool = False) -> tuple[tuple[str, ...], ...]:
     """Group-by attributes for one role, finest first; ``()`` is one box for the whole tier.
 
     Rail designs keep rails apart as long as they can (a rail's colour is the point of the
-    picture); shared fabrics group by scalable unit, pod or plane.
+    picture); shared fabrics group by scalable unit, pod or plane. The trays of rack-scale
+    systems (``domains``) group by their NVLink domain first: one box per NVL72 rack.
     """
     rails = kind in (schema.TopologyKind.RAIL_OPTIMIZED, schema.TopologyKind.RAIL_ONLY)
     rail_only = kind is schema.TopologyKind.RAIL_ONLY
     if role == ROLE_SERVER:
-        return (("node",), ()) if kind is schema.TopologyKind.CLOUD else (("node",), ("su",), ("pod",), ())
+        if kind is schema.TopologyKind.CLOUD:
+            return (("node",), ())
+        return (("domain",), ("su",), ("pod",), ()) if domains else (("node",), ("su",), ("pod",), ())
     if role == schema.ROLE_LEAF:
         return (("name",), ("pod", "rail"), ("rail",), ()) if rails else (("name",), ("pod",), ())
     if role == schema.ROLE_SPINE:
@@ -57,7 +60,9 @@ def _devices(g: nx.Graph) -> tuple[dict[str, _Device], dict[str, str]]:
     """Devices by id, and the device id of every graph node (a NIC maps to its server)."""
     devices: dict[str, _Device] = {}
     owner: dict[str, str] = {}
-    width = schema.width(g.graph["request"].nodes, 4)
+    request = g.graph["request"]
+    width = schema.width(request.nodes, 4)
+    per_domain = getattr(request, "nodes_per_domain", 1)
     for position, (name, data) in enumerate(g.nodes(data=True)):
         role = data[schema.ROLE]
         if role == schema.ROLE_NIC:
@@ -66,7 +71,8 @@ def _devices(g: nx.Graph) -> tuple[dict[str, _Device], dict[str, str]]:
             dev = devices.get(dev_id)
             if dev is None:
                 dev = devices[dev_id] = _Device(ROLE_SERVER, 0, node, dev_id,
-                                                {"node": node, "su": data[schema.SU], "pod": 0}, set())
+                                                {"node": node, "su": data[schema.SU], "pod": 0,
+                                                 "domain": node // per_domain}, set())
             dev.rails.add(data[schema.RAIL])
         else:
             attrs = {k: data[k] for k in (schema.RAIL, schema.SU, schema.POD, schema.PLANE)}
@@ -101,7 +107,7 @@ def _span(values: Iterable[int]) -> str:
     return ", ".join(out)
 
 
-_ATTR_WORDS = {"rail": "rail", "su": "SU", "pod": "pod", "plane": "plane"}
+_ATTR_WORDS = {"rail": "rail", "su": "SU", "pod": "pod", "plane": "plane", "domain": "NVLink domain"}
 
 
 def _short_name(dev: _Device) -> str:
@@ -130,7 +136,7 @@ def _group_label(role: str, members: list[_Device], key_attrs: tuple[str, ...], 
     # Switch groups always show their rails (the colour key); servers only the grouping key.
     shown = set(key_attrs) if role == ROLE_SERVER else {"rail", *key_attrs}
     parts = []
-    for attr in ("rail", "su", "pod", "plane"):
+    for attr in ("domain", "rail", "su", "pod", "plane"):
         values = {m.attrs[attr] for m in members if m.attrs.get(attr, schema.NONE) != schema.NONE}
         if values and attr in shown and unit != "instances":
             parts.append(f"{_ATTR_WORDS[attr]} {_span(values)}")
@@ -165,10 +171,10 @@ def _grouping(devices: list[_Device], limit: int, ladder: tuple[tuple[str, ...],
 
 
 def _group(devices: list[_Device], limit: int, kind: schema.TopologyKind,
-           server_unit: str) -> tuple[list[Box], dict[str, str], bool]:
+           server_unit: str, domains: bool = False) -> tuple[list[Box], dict[str, str], bool]:
     """Boxes for the devices of one role, finest grouping with at most ``limit`` boxes."""
     role = devices[0].role
-    chosen, key = _grouping(devices, limit, _ladder(role, kind))
+    chosen, key = _grouping(devices, limit, _ladder(role, kind, domains))
     groups: dict[tuple[int, ...], list[_Device]] = {}
     for dev in sorted(devices, key=lambda d: d.index):
         groups.setdefault(key(dev), []).append(dev)
@@ -245,7 +251,8 @@ def drawing_from_graph(g: nx.Graph, *, title: str = "", server: str = "server", 
     """
     request = g.graph["request"]
     kind = request.topology
-    unit = "instances" if kind is schema.TopologyKind.CLOUD else "servers"
+    domains = getattr(request, "nodes_per_domain", 1) > 1
+    unit = "instances" if kind is schema.TopologyKind.CLOUD else ("trays" if domains else "servers")
     devices, owner = _devices(g)
     by_role: dict[str, list[_Device]] = {}
     for dev in devices.values():
@@ -256,7 +263,7 @@ def drawing_from_graph(g: nx.Graph, *, title: str = "", server: str = "server", 
     for role in sorted(by_role, key=lambda r: (by_role[r][0].tier, r)):
         devs = by_role[role]
         limit = max_boxes[min(devs[0].tier, len(max_boxes) - 1)]
-        made, mapping, grouped = _group(devs, max(1, limit), kind, unit)
+        made, mapping, grouped = _group(devs, max(1, limit), kind, unit, domains)
         boxes.extend(made)
         box_of.update(mapping)
         aggregated = aggregated or grouped
@@ -269,6 +276,9 @@ def drawing_from_graph(g: nx.Graph, *, title: str = "", server: str = "server", 
         shared = {schema.TopologyKind.FAT_TREE: "per server, on one leaf",
                   schema.TopologyKind.SINGLE_SWITCH: "per server, on the switch"}.get(kind, "(coloured)")
         subtitle += f"; {request.nics_per_node} rails {shared}"
+    if domains:
+        subtitle += (f"; {request.nodes // request.nodes_per_domain} NVLink domains of "
+                     f"{request.nodes_per_domain * request.gpus_per_node} GPUs")
     per = "GPU" if kind is schema.TopologyKind.CLOUD else "link"
     subtitle += f"; {units.format_bandwidth(request.nic_rate_Bps)} per {per}"
     return Drawing(title, subtitle, tuple(boxes), _wires(g, boxes, box_of, owner),

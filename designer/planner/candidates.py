@@ -82,6 +82,12 @@ def enumerate_candidates(spec: Spec, catalog: Catalog) -> tuple[tuple[Candidate,
                     for topology in c.topologies:
                         if not _allowed(topology, pin.topology):
                             continue
+                        if topology == "single_switch" and server.nics > switch.ports_at(rate):
+                            # a rack-scale system's 72 NICs do not fit one 64-port switch
+                            rejected.append(Rejection(f"{server.name} on one {switch.name}",
+                                                      f"one switch has {switch.ports_at(rate)} ports for its "
+                                                      f"{server.nics} NICs"))
+                            continue
                         for ratio in ratios:
                             if topology in ("single_switch", "rail_only") and ratio != 1.0:
                                 continue

@@ -60,6 +60,8 @@ class FabricRequest:
             (the SuperPOD's 4 UFM ports); they take free leaf downlink ports.
         switch_rack_units: Height of one switch (rack units).
         rack_units: Usable rack units of a network rack.
+        nodes_per_domain: Nodes (compute trays) per scale-up domain: 18 for an NVL72 rack, 1
+            when the node is the whole domain (an 8-GPU server). Drawings group by it.
     """
 
     topology: TopologyKind
@@ -77,6 +79,7 @@ class FabricRequest:
     reserved_leaf_ports: int = 0
     switch_rack_units: int = 1
     rack_units: int = DEFAULT_RACK_UNITS
+    nodes_per_domain: int = 1
 
     def __post_init__(self) -> None:
         if not isinstance(self.topology, TopologyKind):
@@ -189,11 +192,13 @@ def request_for(
     units allow, else :data:`DEFAULT_SERVERS_PER_RACK`.
 
     Args:
-        server: The GPU server; its ``nics`` are the rails, ``nic_cages`` its compute cages.
+        server: The GPU server; its ``nics`` are the rails, ``nic_cages`` its compute cages. A
+            rack-scale system (``compute_trays`` > 1) is sized by its trays: ``nodes`` systems
+            are ``nodes * compute_trays`` fabric nodes, each with its share of GPUs, NICs and cages.
         nic: The server's compute NIC (must be ``server.nic``).
         switch: The fabric switch.
         topology: Topology kind (not ``cloud``; see :func:`request_for_cloud`).
-        nodes: Servers.
+        nodes: Servers (rack-scale systems: racks).
         oversubscription: r of r:1 at the leaf.
         su_nodes: Servers per scalable unit (``None``: the largest a leaf allows).
         servers_per_rack: Servers per rack.
@@ -224,22 +229,31 @@ def request_for(
             f"switch {switch.name} cannot run ports at {nic.rate_Bps * 8 / 1e9:g} Gb/s (it runs {listed} Gb/s)"
         )
     per_cage = max(1, ports // switch.cages) if switch.cages > 0 else 1
+    # The fabric connects what carries the NICs: the server, or each compute tray of a rack-scale
+    # system (an NVL72's 18 trays of 4 GPUs and 4 NICs), whose trays fill its own rack whatever the
+    # facility's rack power (the rack is the system: 120-140 kW, not a 40 kW budget).
+    trays = server.compute_trays
+    if trays > 1:
+        per_rack = trays
+    else:
+        per_rack = _servers_per_rack(server, servers_per_rack, rack_power_w, rack_units)
     return FabricRequest(
         topology=kind,
-        nodes=nodes,
-        gpus_per_node=server.gpus,
-        nics_per_node=server.nics,
+        nodes=nodes * trays,
+        gpus_per_node=server.gpus // trays,
+        nics_per_node=server.nics // trays,
         nic_rate_Bps=nic.rate_Bps,
         switch_ports=ports,
         switch_port_rate_Bps=nic.rate_Bps,
         ports_per_cage=per_cage,
-        node_cages=server.nic_cages if server.nic_cages > 0 else None,
+        node_cages=server.nic_cages // trays if server.nic_cages > 0 else None,
         oversubscription=float(oversubscription),
         su_nodes=su_nodes,
-        servers_per_rack=_servers_per_rack(server, servers_per_rack, rack_power_w, rack_units),
+        servers_per_rack=per_rack,
         reserved_leaf_ports=reserved_leaf_ports,
         switch_rack_units=max(switch.rack_units, 1),
         rack_units=rack_units,
+        nodes_per_domain=trays,
     )
 
 
