@@ -8,25 +8,39 @@ published training runs.
 
 from __future__ import annotations
 
-from designer.perf.cluster import Cluster, ModelEfficiency, NetworkView
-from designer.perf.collectives import Collective
-from designer.perf.estimate import Breakdown, StepEstimate
-from designer.perf.memory import MemoryBreakdown
-from designer.perf.search import feasible_gpu_counts, search_plans
-from designer.perf.software import PRESET_NAMES, Attention, Profile, Software
-from designer.perf.software import resolve as resolve_software
-from designer.perf.step import check_plan, estimate_step
-from designer.perf.structure import software_conflicts
-from designer.perf.types import (
-    MLA,
-    Job,
-    MoE,
-    ModelArch,
-    Plan,
-    PlanConstraints,
-    Precision,
-    Recompute,
-)
+# Each public name and the module it lives in. The names load on first use (PEP 562), so a caller
+# that needs one submodule (``validate`` needs the software stacks and the plan checks, not the step
+# model) does not pay for the whole performance model at start-up.
+_HOMES = {
+    "Cluster": "cluster", "ModelEfficiency": "cluster", "NetworkView": "cluster",
+    "Collective": "collectives",
+    "Breakdown": "estimate", "StepEstimate": "estimate",
+    "MemoryBreakdown": "memory",
+    "feasible_gpu_counts": "search", "search_plans": "search",
+    "PRESET_NAMES": "software", "Attention": "software", "Profile": "software", "Software": "software",
+    "resolve_software": "software",
+    "check_plan": "step", "estimate_step": "step",
+    "software_conflicts": "structure",
+    "MLA": "types", "Job": "types", "MoE": "types", "ModelArch": "types", "Plan": "types",
+    "PlanConstraints": "types", "Precision": "types", "Recompute": "types",
+}
+_RENAMED = {"resolve_software": "resolve"}
+
+
+def __getattr__(name: str):
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'designer.perf' has no attribute '{name}'")
+    import importlib
+
+    value = getattr(importlib.import_module(f"designer.perf.{home}"), _RENAMED.get(name, name))
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})
+
 
 __all__ = [
     "Attention",

@@ -34,57 +34,10 @@ from designer.optimize.candidates import Candidate
 from designer.optimize.problem import Economics, Limits, StorageNeeds
 from designer.optimize.task import Task, Thresholds, Workload
 from designer.planner.candidates import enumerate_candidates
-from designer.spec.models import ModelSpec, ParallelismSpec, Spec, WorkloadSpec
-
-# Storage write bandwidth per node for checkpoints when the catalog gives no storage NIC: the
-# DGX SuperPOD RA's "Better" storage level, 4 GB/s write per node (network.md 1.1, Table 6).
-DEFAULT_CHECKPOINT_WRITE_BPS = 4e9
-
-
-def arch_for(m: ModelSpec) -> perf.ModelArch:
-    """The performance model's architecture for a spec model."""
-    moe = None
-    if m.moe is not None:
-        moe = perf.MoE(experts=m.moe.experts, top_k=m.moe.top_k, shared_experts=m.moe.shared_experts,
-                       expert_ffn=m.moe.expert_ffn, dense_layers=m.moe.dense_layers)
-    mla = None
-    if m.mla is not None:
-        mla = perf.MLA(q_lora_rank=m.mla.q_lora_rank, kv_lora_rank=m.mla.kv_lora_rank,
-                       qk_nope_head_dim=m.mla.qk_nope_head_dim, qk_rope_head_dim=m.mla.qk_rope_head_dim,
-                       v_head_dim=m.mla.v_head_dim)
-    return perf.ModelArch(name=m.name, layers=m.layers, hidden=m.hidden, heads=m.heads, kv_heads=m.kv_heads,
-                          ffn=m.ffn, vocab=m.vocab, seq_len=m.seq_len, moe=moe, params=m.params,
-                          gated_mlp=m.gated_mlp, mla=mla)
-
-
-def software_for(w: WorkloadSpec) -> perf.Software:
-    """The performance model's software stack for a spec workload (raises PerfError naming the
-    knob the stack cannot honour; :func:`designer.planner.inputs.check_software` locates it)."""
-    s = w.software
-    return perf.resolve_software(s.preset, attention=s.attention, sequence_parallel=s.sequence_parallel,
-                                 tp_comm_overlap=s.tp_comm_overlap, dp_overlap=s.dp_overlap, dropout=s.dropout,
-                                 compile=s.compile)
-
-
-def job_for(w: WorkloadSpec, checkpoint_Bps_per_node: float | None = None) -> perf.Job:
-    """The performance model's job for a spec workload."""
-    ckpt_bw = None
-    if w.checkpoint_interval_s is not None:
-        ckpt_bw = checkpoint_Bps_per_node or DEFAULT_CHECKPOINT_WRITE_BPS
-    return perf.Job(model=arch_for(w.model), global_batch=w.global_batch, tokens=w.tokens, precision=w.precision,
-                    recompute=w.recompute, checkpoint_interval_s=w.checkpoint_interval_s,
-                    checkpoint_write_Bps_per_node=ckpt_bw, software=software_for(w))
-
-
-def plan_constraints(p: ParallelismSpec) -> perf.PlanConstraints | None:
-    """Pinned parts of a plan (``None`` when the whole plan is searched)."""
-    if p.is_auto:
-        return None
-    return perf.PlanConstraints(tp=p.tp, pp=p.pp, dp=p.dp, ep=p.ep, cp=p.cp, microbatch=p.microbatch,
-                                virtual_stages=p.virtual_stages, zero=p.zero,
-                                sequence_parallel=p.sequence_parallel, first_stage_layers=p.first_stage_layers,
-                                last_stage_layers=p.last_stage_layers, schedule=p.schedule)
-
+# The spec -> performance-model translations live in planner.jobs (validate needs them without the
+# optimizer); they stay importable from here.
+from designer.planner.jobs import DEFAULT_CHECKPOINT_WRITE_BPS, arch_for, job_for, plan_constraints, software_for
+from designer.spec.models import Spec, WorkloadSpec
 
 def compile_workload(w: WorkloadSpec) -> Workload:
     """A spec workload as the optimizer sees it (its job, pinned plan and size, deadline)."""

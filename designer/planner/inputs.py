@@ -56,7 +56,7 @@ def _software_problems(spec: Spec) -> list[SpecError]:
     """Every knob, recomputation or pinned parallelism a workload's software stack cannot honour
     (one problem per workload at most: the first found)."""
     from designer import perf
-    from designer.planner.compile import plan_constraints, software_for
+    from designer.planner.jobs import plan_constraints, software_for
 
     out: list[SpecError] = []
     for i, w in enumerate(spec.workloads):
@@ -102,7 +102,7 @@ def spec_warnings(spec: Spec) -> tuple[Diagnostic, ...]:
     """Located warnings about a spec that do not stop it: a published ``params`` more than
     :data:`PARAMS_TOLERANCE` away from the count its architecture gives (the FLOPs follow the
     architecture, so a mismatch usually means a wrong ffn, vocabulary or MLP kind)."""
-    from designer.planner.compile import arch_for
+    from designer.planner.jobs import arch_for
 
     out = []
     for i, w in enumerate(spec.workloads):
