@@ -8,6 +8,7 @@ from __future__ import annotations
 
 __all__ = [
     "SCHEMA_VERSION",
+    "PreferenceCredit",
     "SoftwareUsed",
     "SystemChoice",
     "CostLine",
@@ -237,6 +238,18 @@ class PriceBookUsed:
 
 
 @dataclass(frozen=True, slots=True)
+class PreferenceCredit:
+    """A soft preference of the spec and the credit the design earned from it in the objective:
+    never part of its cost (designer.optimize.preferences)."""
+
+    key: str  # fabric | topology | deployment | server | switch | gpu | vendor
+    value: str
+    weight: str  # as a person writes it: $250,000 or 5%
+    workloads: int  # workloads run on a system with the property
+    credit_usd: float  # the weight's dollars per such workload over all, or its share of their systems' cost
+
+
+@dataclass(frozen=True, slots=True)
 class Design:
     """A complete, reviewable design."""
 
@@ -260,4 +273,5 @@ class Design:
     # the sha256 of its bytes: the same spec and catalogs give the same record in any folder.
     catalog_files: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     price_book: PriceBookUsed | None = None  # None: catalog prices as they are, amounts in US dollars
+    preferences: tuple[PreferenceCredit, ...] = ()  # the spec's soft preferences and what each credited
     schema_version: int = SCHEMA_VERSION

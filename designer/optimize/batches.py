@@ -25,7 +25,7 @@ from typing import Iterable
 from dataclasses import replace
 
 from designer.errors import InfeasibleError, SolverTimeoutError
-from designer.optimize import bounds, dominance
+from designer.optimize import bounds, dominance, preferences
 from designer.optimize.milp import Solution
 from designer.optimize.min_time import solve_min_time
 from designer.optimize.problem import Limits
@@ -89,16 +89,21 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
     # Two levels of bound: an ideal network first (shared by all candidates with one GPU type),
     # then the best network of the candidate's own kind for those that survive the first.
     late = None  # the candidates not tried when the deadline passed
+    # With soft preferences the program minimises cost - credit: a cost bound becomes a bound on
+    # that (designer.optimize.preferences.objective_bound), and designs compare by cost - credit.
+    def adjusted(bound: float) -> float:
+        return preferences.objective_bound(bound, ws.credits)
+
     first_bounds = {}
     for k in onprem:
         if deadline.expired():
             late = [k for k in onprem if k not in first_bounds]
             break
-        first_bounds[k] = bounds.lower_bound(ws, k, th, keys=cloud, best=False)
+        first_bounds[k] = adjusted(bounds.lower_bound(ws, k, th, keys=cloud, best=False))
     pending = sorted((k for k in first_bounds if first_bounds[k] < math.inf), key=lambda k: (first_bounds[k], k))
     best_total = cutoff if (prunable and cutoff is not None) else math.inf
     if best is not None and prunable:
-        best_total = min(best_total, best.capex_usd + best.opex_usd + best.cloud_usd)
+        best_total = min(best_total, best.capex_usd + best.opex_usd + best.cloud_usd - best.credit_usd)
     first = late is None
     if late is not None:
         late, pending = [*pending, *late], []
@@ -113,13 +118,13 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
             if prunable and first_bounds[k] >= best_total:
                 pending = []  # every later bound is no lower
                 break
-            if prunable and bounds.lower_bound(ws, k, th, keys=cloud) >= best_total:
+            if prunable and adjusted(bounds.lower_bound(ws, k, th, keys=cloud)) >= best_total:
                 continue
             if not ws.prepare(k, th):
                 continue
-            if prunable and bounds.refined_bound(ws, k, th, cloud) >= best_total:
+            if prunable and adjusted(bounds.refined_bound(ws, k, th, cloud)) >= best_total:
                 continue
-            if per_token and best is not None and bounds.usage_bound(ws, k, th, cloud) >= \
+            if per_token and best is not None and adjusted(bounds.usage_bound(ws, k, th, cloud)) >= \
                     best.objective - _SAME_OBJECTIVE * max(1.0, abs(best.objective)):
                 continue
             batch.append(k)
@@ -146,7 +151,7 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
             continue  # only a design cheaper than the cutoff is wanted
         if best is not None and sol.objective >= best.objective - _SAME_OBJECTIVE * max(1.0, abs(best.objective)):
             continue  # the first of equal designs is kept
-        best, best_total = sol, (total if prunable else math.inf)
+        best, best_total = sol, (total - sol.credit_usd if prunable else math.inf)
     if best is None:
         if late is not None:
             raise SolverTimeoutError(_NONE_IN_TIME)

@@ -35,9 +35,10 @@ def _twin_key(ws: Workspace, cand: Candidate) -> tuple:
     same optics and cables (chosen by port rate, cage and reach): the server, topology, ratio and
     link rate, and the switch's protocol, ports, rates, cages and height."""
     switch = ws.catalog.switches[cand.switch]
+    # A soft preference's credit is part of what the program minimises: twins earn the same one.
     return (cand.server, cand.topology, cand.oversubscription, cand.link_rate_Bps, switch.protocol,
             switch.ports, switch.port_rate_Bps, tuple(sorted(switch.breakout.items())), switch.cages,
-            switch.rack_units)
+            switch.rack_units, ws.credits.get(cand.key))
 
 
 def _at_least_as_good(ws: Workspace, a: Candidate, b: Candidate) -> bool:

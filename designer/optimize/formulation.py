@@ -46,9 +46,12 @@ Opex_c  = support x years x price x units - residual x price x bought + space pe
           [+ licences per GPU x G n H]
 Cloud   = sum_{w,k,o} billed_k(g_o/G_k, T_o) x_{w,k,o}  (on demand per instance-second, reserved per
           whole term, capacity blocks per whole block: designer.optimize.cloud)
-Objective min_total_cost: Capex + Opex + Cloud. min_time: first the longest time to train, then
-cost. min_cost_per_token: on-prem systems charged per GPU-second used at their cost rate, then
-the cheapest system at that charge.
+Objective min_total_cost: Capex + Opex + Cloud - Credit. min_time: first the longest time to
+train, then cost - Credit. min_cost_per_token: on-prem systems charged per GPU-second used at
+their cost rate, then the cheapest system at that charge (cost - Credit).
+Credit (soft preferences, designer.optimize.preferences): per matching system c with dollar
+weight D_c and cost share f_c, f_c (Capex_c + Opex_c) on-prem, f_c billed x in the cloud, and
+D_c / |W| per workload it runs; never part of the cost, the budget or any limit.
 
 Ties are broken deterministically: HiGHS runs single-threaded with a fixed seed, and a tiny cost
 proportional to each system's rank in the sorted candidate list prefers the earlier key.
@@ -281,6 +284,27 @@ class Builder:
             self.m += power / 1e6 <= lim.power_w / 1e6, "max_power"
         if lim.racks is not None:
             self.m += pulp.lpSum(self.racks.values()) <= lim.racks, "max_racks"
+
+    def credit(self) -> pulp.LpAffineExpression:
+        """The soft preferences' credit (:mod:`designer.optimize.preferences`): a matching system's
+        cost share (capex and opex on-prem, each workload's bill in the cloud) and its dollar
+        weights, ``usd / |W|`` per workload run on it. Subtracted from the cost objective only."""
+        credits = self.p.credits
+        if not credits:
+            return pulp.LpAffineExpression()
+        per_workload = 1.0 / len(self.p.workloads)
+        terms = []
+        for key, (_usd, share) in credits.items():
+            if share and key in self.capex:
+                terms.append(share * (self.capex[key] + self.opex[key]))
+        for (w, key, idx), var in self.x.items():
+            if key not in credits:
+                continue
+            usd, share = credits[key]
+            coef = usd * per_workload + share * self.cloud_cost_of.get((w, key, idx), 0.0)
+            if coef:
+                terms.append(coef * var)
+        return pulp.lpSum(terms)
 
     def tie_break(self) -> pulp.LpAffineExpression:
         return pulp.lpSum(TIE_USD * (1 + s["rank"]) * s["y"] for s in self.sys.values())

@@ -51,6 +51,8 @@ class Solution:
     constraints: int
     solver: str
     max_time_s: float = 0.0  # min_time: the longest time to train, seconds
+    # The soft preferences' credit the design earned (in the objective, never in its cost).
+    credit_usd: float = 0.0
     extras: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     # When each workload runs (designer.optimize.rigid fills it in): workload -> Slot.
     schedule: Mapping[str, Slot] = field(default_factory=lambda: MappingProxyType({}))
@@ -164,14 +166,14 @@ def solve_problem(problem: Problem, *, solver: str = "highs", time_limit_s: floa
         # Phase 1: the longest time to train alone, to 0.01% (a makespan objective has many
         # equal optima; proving the last digits costs far more than they are worth).
         max_time_days = _first_phase(b, tmax, "time_fixed", solver, limit(), MIN_TIME_GAP)
-        objective = (total + b.tie_break()) / SCALE_USD
+        objective = (total - b.credit() + b.tie_break()) / SCALE_USD
     elif problem.objective == "min_cost_per_token":
         # Phase 1: the cost of the GPU-seconds used. It does not see how big the system is (a
         # node left idle costs nothing there), so phase 2 then builds the cheapest system that
         # keeps that cost: without it the solver may size the cluster and fabric at random.
         primary = (_usage_cost(b, problem) + cloud + b.tie_break()) / SCALE_USD
         primary_value = _first_phase(b, primary, "usage_cost_fixed", solver, limit(), REL_GAP)
-        objective = (total + b.tie_break()) / SCALE_USD
+        objective = (total - b.credit() + b.tie_break()) / SCALE_USD
     elif problem.objective == "min_capex":
         objective = (capex + b.tie_break()) / SCALE_USD
     elif problem.objective == "min_power":
@@ -179,7 +181,7 @@ def solve_problem(problem: Problem, *, solver: str = "highs", time_limit_s: floa
     elif problem.objective == "min_racks":
         objective = pulp.lpSum(b.racks.values()) + (total + b.tie_break()) / SCALE_USD * 1e-9
     else:
-        objective = (total + b.tie_break()) / SCALE_USD
+        objective = (total - b.credit() + b.tie_break()) / SCALE_USD
     # min_time's second phase (cost at the best time) is solved to 1e-6: with many systems in the
     # program, proving the cost to the last dollar costs more than it is worth.
     status = _run(b, objective, solver, limit(), gap=1e-6 if problem.objective == "min_time" else REL_GAP)
@@ -246,5 +248,6 @@ def _extract(b: Builder, problem: Problem, status: str, gap: float, solver: str,
         assignment=MappingProxyType(assignment), capex_usd=_value(capex), opex_usd=_value(opex),
         cloud_usd=_value(cloud), objective=_value(b.m.objective) * SCALE_USD,
         variables=b.m.numVariables(), constraints=b.m.numConstraints(), solver=solver, max_time_s=max_time_days * 86400.0,
+        credit_usd=_value(b.credit()) if problem.credits else 0.0,
         extras=MappingProxyType({"power_w": _value(power), "racks": float(sum(_value(q) for q in b.racks.values()))}),
     )

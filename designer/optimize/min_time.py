@@ -24,6 +24,7 @@ import math
 from dataclasses import replace
 
 from designer.errors import InfeasibleError, SolverTimeoutError
+from designer.optimize import preferences
 from designer.optimize.milp import Solution
 from designer.optimize.problem import Limits
 from designer.optimize.rigid import solve_scheduled
@@ -98,7 +99,8 @@ def solve_min_time(ws: Workspace, th: Thresholds, cloud: list[str], onprem: list
             if floor > best_key[0] * (1 + _TIE):
                 continue
             if floor >= best_key[0] * (1 - _TIE) and \
-                    _smallest_cost(ws, key, th, best_key[0] * (1 + _TIE)) >= best_key[1]:
+                    preferences.objective_bound(_smallest_cost(ws, key, th, best_key[0] * (1 + _TIE)),
+                                                ws.credits) >= best_key[1]:
                 continue
         try:
             ws.solves += 1
@@ -111,7 +113,7 @@ def solve_min_time(ws: Workspace, th: Thresholds, cloud: list[str], onprem: list
             break
         finally:
             ws.report_progress(best)
-        rank = (sol.max_time_s, sol.capex_usd + sol.opex_usd + sol.cloud_usd)
+        rank = (sol.max_time_s, sol.capex_usd + sol.opex_usd + sol.cloud_usd - sol.credit_usd)
         if rank[0] < best_key[0] * (1 - _TIE) or (rank[0] <= best_key[0] * (1 + _TIE) and rank[1] < best_key[1]):
             best, best_key = sol, rank
     if best is None:

@@ -228,6 +228,9 @@ class Problem:
     # with the node count they need to pack (0: none allowed packs them, never all chosen together).
     min_nodes: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     exclude: tuple[tuple[tuple[tuple[str, str, int], ...], int], ...] = ()
+    # Soft preferences (designer.optimize.preferences): system key -> (dollars per design, shared
+    # among the workloads run on it; share of its cost) credited in the objective. Absent: none.
+    credits: Mapping[str, tuple[float, float]] = field(default_factory=lambda: MappingProxyType({}))
 
 
 def pareto(options: list[Option], keep_time: bool) -> tuple[Option, ...]:

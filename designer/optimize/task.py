@@ -17,6 +17,7 @@ from typing import Mapping
 from designer import perf
 from designer.catalog.types import Catalog, Facility
 from designer.optimize.candidates import Candidate
+from designer.optimize.preferences import Preference
 from designer.optimize.problem import Economics, Limits, StorageNeeds
 from designer.spec.choices import Pricing
 
@@ -80,3 +81,5 @@ class Task:
     licences: tuple[str, ...] = ()  # licence catalog entries charged per GPU-year
     # Multipliers on the performance model's rates (1: as modelled), for uncertainty studies.
     efficiency: perf.ModelEfficiency = field(default_factory=perf.ModelEfficiency)
+    # Soft preferences: credits in the objective, never in a design's cost (designer.optimize.preferences).
+    preferences: tuple[Preference, ...] = ()

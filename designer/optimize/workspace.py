@@ -19,12 +19,12 @@ __all__ = ["Workspace", "CLOUD_MAX_INSTANCES"]
 import math
 from dataclasses import replace
 from types import MappingProxyType
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Mapping
 
 from designer import perf, topology
 from designer.catalog import domain
 from designer.errors import CatalogError, TopologyError
-from designer.optimize import cloud, evaluate, ownership, pricing
+from designer.optimize import cloud, evaluate, ownership, preferences, pricing
 from designer.optimize.candidates import Candidate
 from designer.optimize.clock import NO_DEADLINE, Deadline
 from designer.optimize.evaluate import Evaluation, Evaluator, best_view, gpu_count_grid, ideal_view
@@ -61,6 +61,9 @@ class Workspace:
         self._ideal: dict[tuple[str, str, float, float], int | None] = {}
         self.fixed_nodes = task.fixed_nodes
         self.economics = task.economics
+        # Each candidate's soft-preference credit (dollars, cost share); only those that earn one.
+        self.credits = MappingProxyType({c.key: cr for c in self.candidates
+                                         if any(cr := preferences.credits_of(task.preferences, c, task.catalog))})
         self.solves = 0  # programs solved (the drivers count them)
         self._cost_cache: dict[tuple[str, int], float] = {}
         self.floors: dict[tuple, float] = {}  # memo of designer.optimize.bounds.cloud_floor
@@ -330,30 +333,40 @@ class Workspace:
             if found:
                 (onprem if isinstance(system, OnPremSystem) else cloud).append(system)
         if not keep_time:
-            cloud = _cheapest_cloud(cloud, options, self.workloads)
+            cloud = _cheapest_cloud(cloud, options, self.workloads, self.credits)
         return Problem(
             workloads=tuple(w.name for w in self.workloads), deadlines_s=th.deadlines_s,
             tokens=MappingProxyType({w.name: w.tokens for w in self.workloads}),
             onprem=tuple(onprem), cloud=tuple(cloud), options=MappingProxyType(options), economics=self.economics,
             limits=limits if limits is not None else self.limits(), objective=objective,
             fixed_nodes=self.fixed_nodes, ranks=self._ranks,
+            credits=MappingProxyType({s.key: self.credits[s.key] for s in (*onprem, *cloud) if s.key in self.credits}),
         )
 
 
 def _cheapest_cloud(cloud: list[CloudSystem], options: dict[tuple[str, str], tuple[Option, ...]],
-                    workloads: Iterable[Workload]) -> list[CloudSystem]:
+                    workloads: Iterable[Workload],
+                    credits: Mapping[str, tuple[float, float]] | None = None) -> list[CloudSystem]:
     """Keep, per workload, only its cheapest cloud option (ties: the first system in key order,
     then the fewest GPUs). A workload's cloud bill is its own (its offer's billing) and
     uses no capex, power or racks, so every other cloud option costs more and saves nothing:
     no objective but ``min_time`` can prefer it. This keeps the program's size independent of
-    the number of instance types. ``options`` is changed in place; returns the systems still used."""
+    the number of instance types. With soft preferences, "cheapest" is after each system's credit
+    (``credits``: key -> (dollars per design, cost share)), as the objective counts it. ``options``
+    is changed in place; returns the systems still used."""
     used: set[str] = set()
+    workloads = list(workloads)
+    credits = credits or {}
     for w in workloads:
         best = None
         for system in cloud:
             gpn = system.candidate.gpus_per_node
             for o in options.get((w.name, system.key), ()):
-                rank = (system.cost_usd(o.gpus / gpn, o.time_s), system.key, o.gpus, o.index)
+                cost = system.cost_usd(o.gpus / gpn, o.time_s)
+                usd, share = credits.get(system.key, (0.0, 0.0))
+                if usd or share:
+                    cost = cost * (1 - share) - usd / len(workloads)
+                rank = (cost, system.key, o.gpus, o.index)
                 if best is None or rank < best[0]:
                     best = (rank, system.key, o)
         for system in cloud:

@@ -7,7 +7,8 @@ priced exactly here, from the topology's closed form at the chosen node count
 
 from __future__ import annotations
 
-__all__ = ["facility_assumptions", "price_book_used", "price_solution", "measures", "measures_of", "assemble_design"]
+__all__ = ["facility_assumptions", "price_book_used", "price_solution", "measures", "measures_of", "assemble_design",
+           "preference_credits"]
 
 import math
 from dataclasses import replace
@@ -19,11 +20,13 @@ from designer import __version__, perf
 from designer.design.bom import sort_lines, total_power_w
 from designer.catalog.types import Catalog, Facility
 from designer.design.model import (
-    Breakdown, CostBreakdown, Design, FacilityAssumptions, PriceBookUsed, SoftwareUsed, SolverInfo, SystemChoice, WorkloadResult,
+    Breakdown, CostBreakdown, Design, FacilityAssumptions, PreferenceCredit, PriceBookUsed, SoftwareUsed, SolverInfo,
+    SystemChoice, WorkloadResult,
 )
-from designer.optimize import costing, explain, pricing
+from designer.optimize import costing, explain, preferences, pricing
 from designer.optimize.candidates import Candidate
 from designer.optimize.milp import Solution
+from designer.optimize.preferences import Preference
 from designer.optimize.task import Workload
 from designer.optimize.workspace import Workspace
 from designer.spec.choices import Deployment
@@ -186,7 +189,35 @@ def assemble_design(spec: Spec, ws: Workspace, sol: Solution, alternatives, cons
                           variables=sol.variables, constraints=sol.constraints),
         warnings=warnings, facility=facility_assumptions(spec, ws.facility),
         catalog_files=_as_written(spec, catalog.files), price_book=price_book_used(spec, catalog),
+        preferences=preference_credits(spec, ws, sol, cost, cloud_costs),
     )
+
+
+def preference_credits(spec: Spec, ws: Workspace, sol: Solution, cost, cloud_costs: Mapping[str, float]
+                       ) -> tuple[PreferenceCredit, ...]:
+    """Each soft preference and the credit the design earns from it, from the design's own figures
+    (designer.optimize.preferences): ``$D`` gives ``D / |W|`` per workload run on a matching system;
+    a share ``f`` gives ``f`` of the matching on-prem system's capex and opex less residual, and of
+    each matching cloud workload's bill."""
+    out = []
+    n = len(ws.workloads)
+    onprem_cost = cost.total_usd - cost.cloud_usd
+    for p in spec.prefer:
+        pref = Preference(p.key, p.value, p.usd, p.share)
+        on, credit, onprem_counted = 0, 0.0, False
+        for w in ws.workloads:
+            cand = ws.by_key[sol.assignment[w.name][0]]
+            if not preferences.matches(pref, cand, ws.catalog):
+                continue
+            on += 1
+            credit += p.usd / n
+            if cand.deployment is Deployment.CLOUD:
+                credit += p.share * cloud_costs.get(w.name, 0.0)
+            elif not onprem_counted:
+                credit += p.share * onprem_cost
+                onprem_counted = True
+        out.append(PreferenceCredit(p.key, p.value, p.weight_text, on, credit))
+    return tuple(out)
 
 
 def price_book_used(spec: Spec, catalog: Catalog) -> PriceBookUsed | None:

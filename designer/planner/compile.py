@@ -31,6 +31,7 @@ from designer.perf import constants as perf_constants
 from designer.catalog.types import Catalog, Facility
 from designer.optimize import ownership
 from designer.optimize.candidates import Candidate
+from designer.optimize.preferences import Preference
 from designer.optimize.problem import Economics, Limits, StorageNeeds
 from designer.optimize.task import Task, Thresholds, Workload
 from designer.planner.candidates import enumerate_candidates
@@ -137,4 +138,5 @@ def compile_task(spec: Spec, catalog: Catalog, candidates: Iterable[Candidate] |
                 pricing=spec.constraints.pricing[0], fixed_nodes=spec.system.nodes,
                 owned=MappingProxyType({o.name: o.count for o in spec.inventory}),
                 storage=storage_needs(spec, facility, workloads), licences=spec.licences,
-                efficiency=efficiency or perf.ModelEfficiency())
+                efficiency=efficiency or perf.ModelEfficiency(),
+                preferences=tuple(Preference(p.key, p.value, p.usd, p.share) for p in spec.prefer))

@@ -173,6 +173,15 @@ def _reference_problems(spec: Spec, catalog: Catalog) -> list[SpecError]:
         fail(f"unknown price book '{spec.price_book}'", ("price_book",),
              _hint(spec.price_book, catalog.price_books)
              or "a price book is a `kind: price_book` catalog file listed under `catalogs:`")
+    from designer.optimize import preferences
+
+    for pref in spec.prefer:
+        known = preferences.known_values(pref.key, catalog)
+        value = pref.value.lower() if pref.key == "vendor" else pref.value
+        if known and value not in known:
+            fail(f"unknown {pref.key} '{pref.value}' in prefer[{pref.index}]", ("prefer", pref.index, pref.key),
+                 _hint(value, known) or f"`designer catalog list --kind {pref.key if pref.key != 'vendor' else 'gpu'}` "
+                 "lists them")
     ownable = {**catalog.servers, **catalog.switches, **catalog.storage}
     for item in spec.inventory:
         if item.name not in ownable:

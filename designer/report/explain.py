@@ -72,6 +72,12 @@ def render_explain(design: Design, fmt: str = "text") -> str:
               f"{f.usd(design.cost.total_usd)} over {f.num(design.horizon_days)} days ({design.objective})")
     title = f"Why this design: {design.spec_name}"
     parts = [f"## {title}\n\nChosen: {chosen}." if fmt == "markdown" else f"{title}\n\nChosen: {chosen}."]
+    if design.preferences:
+        total = sum(p.credit_usd for p in design.preferences)
+        items = [f"{p.key} {p.value} ({p.weight}): {p.workloads} of {len(design.workloads)} workloads on it, "
+                 f"credit {f.usd(p.credit_usd)}" for p in design.preferences]
+        parts.append(_section(f"Soft preferences (a credit of {f.usd(total)} in the choice, not in the cost)",
+                              items, fmt, "none"))
     binding = [_constraint(c) for c in design.constraints if c.binding]
     slack = [_constraint(c) for c in design.constraints if not c.binding]
     parts.append(_section("Binding constraints (what rules out a cheaper design)", binding, fmt,

@@ -27,10 +27,10 @@ from designer.errors import Diagnostic, InputError, SpecError
 from designer.spec import messages, presets, units
 from designer.spec.choices import Deployment, Objective, Pricing
 from designer.spec.models import (
-    Budget, Constraints, FacilitySpec, MLASpec, ModelSpec, MoESpec, OwnedSpec, ParallelismSpec, SoftwareSpec, Spec,
-    StorageSpec, SystemPin, WorkloadSpec,
+    Budget, Constraints, FacilitySpec, MLASpec, ModelSpec, MoESpec, OwnedSpec, ParallelismSpec, PreferenceSpec,
+    SoftwareSpec, Spec, StorageSpec, SystemPin, WorkloadSpec,
 )
-from designer.spec.schema import SoftwareInput, SpecInput, _Model, _Workload
+from designer.spec.schema import PREFERENCE_KEYS, SoftwareInput, SpecInput, _Model, _Workload
 from designer.spec.yamlio import YamlDoc, load_yaml_text, read_text
 
 MAX_NODES = 100_000  # 800k GPUs: beyond any cluster built; larger asks are refused, not attempted
@@ -253,6 +253,7 @@ def _build(raw: SpecInput, found: _Found, base_dir: Path, digest: str) -> Spec:
     if not constraints.pricing:
         found.error("constraints.pricing needs at least one pricing model", ("constraints", "pricing"))
     inventory = _inventory(raw, found)
+    prefer = _preferences(raw, found)
     catalogs = []
     for i, entry in enumerate(raw.catalogs):
         # Whether the file exists and is a catalog is for the catalog loader to say, in one
@@ -275,6 +276,7 @@ def _build(raw: SpecInput, found: _Found, base_dir: Path, digest: str) -> Spec:
                             capacity_bytes=raw.storage.capacity, write_Bps=raw.storage.write_bandwidth,
                             read_Bps=raw.storage.read_bandwidth),
         licences=tuple(dict.fromkeys(raw.licences)), inventory=inventory, price_book=raw.price_book,
+        prefer=prefer,
     )
 
 
@@ -308,6 +310,26 @@ def _inventory(raw: SpecInput, found: _Found) -> tuple[OwnedSpec, ...]:
             continue
         seen[item.name] = i
         out.append(OwnedSpec(item.name, item.count, i))
+    return tuple(out)
+
+
+def _preferences(raw: SpecInput, found: _Found) -> tuple[PreferenceSpec, ...]:
+    """The ``prefer:`` items: each names exactly one property; the percentages stay under 100% in all."""
+    out = []
+    for i, item in enumerate(raw.prefer):
+        named = [k for k in PREFERENCE_KEYS if getattr(item, k) is not None]
+        if len(named) != 1:
+            found.error(f"prefer[{i}] names {'no property' if not named else ' and '.join(named)}; "
+                        "a preference names exactly one", ("prefer", i),
+                        hint=f"one of {', '.join(PREFERENCE_KEYS)}, with a weight")
+            continue
+        kind, amount = item.weight
+        out.append(PreferenceSpec(named[0], str(getattr(item, named[0])), usd=amount if kind == "usd" else 0.0,
+                                  share=amount if kind == "share" else 0.0, index=i))
+    shares = sum(p.share for p in out)
+    if shares >= 1:
+        found.error(f"the preferences' percentages add up to {shares:.0%}; they must stay below 100% in all",
+                    ("prefer",), hint="a preference is a credit on the cost, never more than the cost itself")
     return tuple(out)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 __all__ = [
     "MoESpec", "MLASpec", "ModelSpec", "ParallelismSpec", "SoftwareSpec", "WorkloadSpec", "Budget",
-    "Constraints", "FacilitySpec", "StorageSpec", "OwnedSpec", "SystemPin", "Spec",
+    "Constraints", "FacilitySpec", "StorageSpec", "OwnedSpec", "PreferenceSpec", "SystemPin", "Spec",
 ]
 
 from dataclasses import dataclass, field
@@ -163,6 +163,24 @@ class OwnedSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class PreferenceSpec:
+    """A soft preference (``prefer:``): systems whose ``key`` (fabric, topology, deployment, server,
+    switch, gpu or vendor) is ``value`` are worth ``usd`` dollars more (shared among the workloads
+    run on them) or ``share`` of their cost more to the buyer."""
+
+    key: str
+    value: str
+    usd: float = 0.0
+    share: float = 0.0
+    index: int = 0  # position in the spec's prefer list (for located errors)
+
+    @property
+    def weight_text(self) -> str:
+        """The weight as a person writes it: ``$250,000`` or ``5%``."""
+        return f"{self.share * 100:.4g}%" if self.share else f"${self.usd:,.0f}"
+
+
+@dataclass(frozen=True, slots=True)
 class SystemPin:
     deployment: Deployment | None
     server: str | None
@@ -199,6 +217,7 @@ class Spec:
     licences: tuple[str, ...] = ()  # licence catalog entries charged per GPU-year
     inventory: tuple[OwnedSpec, ...] = ()
     price_book: str | None = None  # price_book catalog entry (discounts, display currency)
+    prefer: tuple[PreferenceSpec, ...] = ()  # soft preferences, in the spec's order
 
     def locate(self, path: tuple[Any, ...]) -> Location:
         """``FILE:LINE:COL`` of a key path in the spec file (for errors found after loading)."""

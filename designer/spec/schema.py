@@ -9,7 +9,7 @@ turns them into ``designer schema``, and a test fails on a field without one.
 
 from __future__ import annotations
 
-__all__ = ["SpecInput", "ParallelismInput", "SoftwareInput"]
+__all__ = ["SpecInput", "ParallelismInput", "SoftwareInput", "PREFERENCE_KEYS"]
 
 from typing import Annotated, Any, Literal, Union
 
@@ -21,7 +21,7 @@ from designer.spec.choices import ATTENTION_KERNELS, FABRICS, SOFTWARE_PRESETS, 
 # these types to a model below is all `designer schema` needs, with a description.
 from designer.spec.values import (
     Bandwidth, BuildPrice, CapacityPrice, Count, DataSize, Duration, EnergyPrice, Fraction, Money, Name, NonNegInt,
-    PosInt, Power,
+    PosInt, Power, Weight,
 )
 
 class _Strict(BaseModel):
@@ -264,6 +264,26 @@ class _Owned(_Strict):
     count: PosInt = Field(description="Units owned.", examples=[64])
 
 
+# What a soft preference can name: the key of `prefer:` item and what it matches in a candidate system.
+PREFERENCE_KEYS = ("fabric", "topology", "deployment", "server", "switch", "gpu", "vendor")
+
+
+class _Preference(_Strict):
+    """A soft preference: a property the buyer would pay for, and how much (it never changes a design's cost)."""
+
+    fabric: Literal[FABRICS] | None = Field(None, description="Prefer this network technology.")  # type: ignore[valid-type]
+    topology: Literal[TOPOLOGIES] | None = Field(None, description="Prefer this topology.")  # type: ignore[valid-type]
+    deployment: Literal["on_prem", "cloud"] | None = Field(None, description="Prefer owning or renting.")
+    server: Name | None = Field(None, description="Prefer this server or cloud instance (catalog name).",
+                                examples=["dgx-h100"])
+    switch: Name | None = Field(None, description="Prefer this switch (catalog name).", examples=["nvidia-qm9700"])
+    gpu: Name | None = Field(None, description="Prefer this GPU (catalog name).", examples=["h100-sxm"])
+    vendor: Name | None = Field(None, description="Prefer this GPU maker, or this cloud provider.",
+                                examples=["nvidia"])
+    weight: Weight = Field(description="What the preference is worth: dollars, shared among the workloads that "
+                           "run on a matching system, or a percentage of the matching systems' cost.")
+
+
 class _System(_Strict):
     """Parts of the system fixed in advance (estimate needs server, nodes, fabric and topology)."""
 
@@ -308,6 +328,9 @@ class _Spec(_Strict):
     system: _System = Field(_System(), description="Parts of the system pinned in advance.")
     software: _Software | None = Field(None, description="The training software stack of every workload.",
                                        examples=[{"preset": "megatron-core"}])
+    prefer: list[_Preference] = Field(default_factory=list, max_length=20, description="Soft preferences: "
+                                      "each enters the optimizer's objective as a credit, reported apart from the "
+                                      "cost.", examples=[[{"fabric": "infiniband", "weight": "5%"}]])
 
 
 # The root model under a public name (the class keeps its name: it titles the JSON Schema's $defs).

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 __all__ = [
     "AsWritten", "Money", "Duration", "Power", "EnergyPrice", "HourlyPrice", "Bandwidth", "DataSize", "Flops",
-    "Count", "Fraction", "PosInt", "NonNegInt", "Name", "PATTERNS", "CapacityPrice", "BuildPrice",
+    "Count", "Fraction", "PosInt", "NonNegInt", "Name", "PATTERNS", "CapacityPrice", "BuildPrice", "Weight",
 ]
 
 import re
@@ -161,3 +161,33 @@ CapacityPrice = Annotated[float, *_unit(rates.parse_capacity_price, _text(
     ("$194.95/kW-month", "195 USD/kW-month"), "USD/(W s)"))]
 BuildPrice = Annotated[float, *_unit(rates.parse_build_price, _text(
     "build_price", "a construction cost per MW (or kW, W) of IT capacity", ("$11.7M/MW", "$11,700/kW"), "USD/W"))]
+
+
+def _weight(value: Any) -> Any:
+    """A preference's weight as written: ``$250k`` (dollars) or ``5%`` (of the cost) -> (kind, amount)."""
+    if isinstance(value, str) and value.strip().endswith("%"):
+        try:
+            share = units.parse_fraction(value)
+        except units.UnitError as exc:
+            raise ValueError(str(exc)) from None
+        if not 0 < share < 1:
+            raise ValueError(f"{value.strip()[:40]!r}: a weight in percent lies above 0% and below 100%")
+        return ("share", share)
+    if isinstance(value, str):
+        try:
+            usd = units.parse_money(value)
+        except units.UnitError:
+            raise ValueError(f"cannot read {value.strip()[:60]!r} as a weight; write it like $250k or 5%") from None
+        if usd <= 0:
+            raise ValueError(f"{value.strip()[:40]!r}: a weight in dollars is above $0")
+        return ("usd", usd)
+    raise ValueError("a weight is written with its unit, like $250k or 5%")
+
+
+# A soft preference's weight: dollars a design is worth more to the buyer when it has the preferred
+# property, or a share of the matching systems' cost. Parsed to ("usd", dollars) or ("share", 0..1).
+Weight = Annotated[tuple[str, float], BeforeValidator(_weight), AsWritten(
+    MappingProxyType({"anyOf": [{"type": "string", "pattern": PATTERNS["money"], "maxLength": _MAX},
+                                {"type": "string", "pattern": PATTERNS["percent"], "maxLength": _MAX}]}),
+    "US dollars ($250k) or a percentage of the matching systems' cost (5%)", ("$250k", "5%"), "")]
+
