@@ -6,7 +6,8 @@
   training precision (the measured maximum achievable matmul rate over the datasheet peak),
   times :data:`~designer.perf.constants.FP8_GEMM_RELATIVE` for FP8.
 * The attention core runs either in a fused FlashAttention kernel (compute-bound, causal half,
-  backward 2.5x forward) or, unfused, as batched GEMMs plus a memory-bound softmax/dropout
+  backward 2.5x forward; FlashAttention-2-class kernels run at a lower rate on Hopper and later
+  than kernels written for them) or, unfused, as batched GEMMs plus a memory-bound softmax/dropout
   path over the score matrix.
 * Element-wise kernels (layer norms, bias-dropout-add, GeLU/SwiGLU) are memory-bound; their
   traffic is counted per token and width. Their share falls as the hidden size grows, which is
@@ -77,6 +78,15 @@ def _hbm_rate(gpu: Gpu) -> float:
     return gpu.hbm_Bps * K.HBM_EFFICIENCY * K.SUSTAINED_FRACTION
 
 
+def _fused_attention_relative(job: Job, gpu: Gpu) -> float:
+    """Fused attention rate over the GEMM rate: FlashAttention-2-class kernels fall to
+    :data:`~designer.perf.constants.FA2_ON_HOPPER_RELATIVE` on Hopper and later GPUs, where the
+    stack's kernel is not written for them (``Profile.hopper_attention``)."""
+    if not job.software.profile.hopper_attention and gpu.scaleup_kind.lower() in K.HOPPER_SCALEUP_KINDS:
+        return K.FA2_ON_HOPPER_RELATIVE
+    return K.FUSED_ATTENTION_RELATIVE
+
+
 def _gemm_operands(m, plan: Plan, moe_layer: bool) -> tuple[float, float, float, float]:
     """Per-GPU operand sizes of one layer's linear GEMMs.
 
@@ -134,7 +144,7 @@ def layer_times(job: Job, plan: Plan, gpu: Gpu, moe_layer: bool = False) -> Laye
 
     attn_flops = attention_flops_per_token(m, m.seq_len) * tokens / t
     if job.fused_attention:
-        fa_rate = rate16 * K.FUSED_ATTENTION_RELATIVE
+        fa_rate = rate16 * _fused_attention_relative(job, gpu)
         attn_f = K.CAUSAL_FRACTION * attn_flops / fa_rate
         attn_b = K.CAUSAL_FRACTION * K.FUSED_ATTENTION_BWD_FACTOR * attn_flops / fa_rate
     else:

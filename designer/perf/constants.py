@@ -15,6 +15,8 @@ __all__ = [
     "FP8_GEMM_RELATIVE",
     "FUSED_ATTENTION_RELATIVE",
     "FUSED_ATTENTION_BWD_FACTOR",
+    "FA2_ON_HOPPER_RELATIVE",
+    "HOPPER_SCALEUP_KINDS",
     "CAUSAL_FRACTION",
     "SCORE_BYTES_FWD",
     "SCORE_BYTES_BWD",
@@ -135,6 +137,16 @@ FP8_GEMM_RELATIVE = 0.88
 # of A100 peak forward and ~61 % forward+backward, against 87 % for the best GEMM (MAMF 271 of
 # 312). 0.61/0.87 = 0.70 of the GEMM efficiency.
 FUSED_ATTENTION_RELATIVE = 0.70
+# FlashAttention-2 uses neither Hopper's TMA nor its warpgroup MMA: "FlashAttention-2 ... achieving
+# only 35% utilization on the H100 GPU" (Shah et al. 2024, FlashAttention-3, abstract), and PyTorch's
+# default SDPA (its flash backend, FlashAttention-2) runs 329 TFLOP/s forward on H100 at head dim 128
+# where cuDNN's and FlashAttention-3's Hopper kernels run 631 (pytorch/pytorch issue 142132, 2024-12).
+# Of the GEMM rate (H100 MAMF 794.5 TFLOP/s): 0.35 x 989 / 794.5 = 0.44 and 329 / 794.5 = 0.41; 0.43.
+# Applies to stacks whose fused attention is FlashAttention-2-class (Profile.hopper_attention False)
+# on Hopper and later GPUs, named by their NVLink generation. No Blackwell FA2 figure is published:
+# the Hopper one is used (an estimate).
+FA2_ON_HOPPER_RELATIVE = 0.43
+HOPPER_SCALEUP_KINDS = frozenset({"nvlink4", "nvlink5"})
 # The FlashAttention backward pass recomputes the scores: 5 matmuls against 2 forward
 # (Dao 2023, sec. 3), 2.5x the forward FLOPs instead of 2x.
 FUSED_ATTENTION_BWD_FACTOR = 2.5
@@ -200,7 +212,7 @@ SUSTAINED_FRACTION = 0.926
 # Fraction of HBM peak that streaming kernels reach: STREAM-like copies reach 85-90 % on A100/H100.
 # Fitted, within 0.80-0.90, to the published runs (benchmarks/validate.py, FIT_GRID: the median
 # absolute step-time error over all of them); leave-one-source-out refits it per held-out source.
-HBM_EFFICIENCY = 0.85
+HBM_EFFICIENCY = 0.90
 
 # --- memory ---------------------------------------------------------------------------------
 

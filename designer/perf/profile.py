@@ -78,7 +78,10 @@ class Profile:
     ``prefetch_params`` (ZeRO-3 prefetch depth in parameters;
     ``None``: a whole layer ahead), ``fsdp_overlap_efficiency`` (the share of ZeRO-3 traffic
     that can overlap at all), ``p2p_overlap`` and ``cp_overlap`` (pipeline sends and ring-attention
-    exchanges overlapped with compute).
+    exchanges overlapped with compute), ``hopper_attention`` (the fused attention kernel is written
+    for Hopper and later, with TMA and warpgroup MMA: FlashAttention-3 or cuDNN's fused attention
+    in Transformer Engine; ``False``: FlashAttention-2-class kernels, which run far below their
+    A100 efficiency on Hopper and Blackwell).
 
     Numerics and memory: ``dropout`` (the recipes of the stack's era keep hidden and attention
     dropout), ``weight_bytes``, ``grad_bytes``, ``optimizer_bytes`` per parameter (before
@@ -108,6 +111,7 @@ class Profile:
     fsdp_overlap_efficiency: float
     p2p_overlap: bool
     cp_overlap: bool
+    hopper_attention: bool
     fused_elementwise: bool
     selective_ops: bool
     dropout: bool

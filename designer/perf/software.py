@@ -5,7 +5,7 @@ A :class:`~designer.perf.profile.Profile` is a documented preset (:mod:`designer
 stack has (the plan search uses no other), how it shards and gathers data-parallel state, which
 communication it overlaps with compute, and how much of it can hide. :class:`Software` is a
 profile with the user's knobs (``attention``, ``sequence_parallel``, ``tp_comm_overlap``,
-``dp_overlap``, ``dropout``, ``compile``) resolved against it; a knob the stack cannot honour is a
+``dp_overlap``, ``p2p_overlap``, ``dropout``, ``compile``) resolved against it; a knob the stack cannot honour is a
 :class:`~designer.errors.PerfError` naming the knob.
 """
 
@@ -39,7 +39,9 @@ class Software:
 
     ``sequence_parallel``: ``None`` is auto (used with tensor parallelism where the stack has it),
     ``False`` never, ``True`` always with tensor parallelism. ``dp_overlap``: ``None`` keeps the
-    profile's default (which for DeepSpeed depends on the ZeRO stage). ``dropout``: hidden and
+    profile's default (which for DeepSpeed depends on the ZeRO stage). ``p2p_overlap``: pipeline
+    sends and receives posted ahead of the compute that needs them (``None``: the profile's
+    schedule; Megatron-Core's only in the interleaved schedule). ``dropout``: hidden and
     attention dropout (``None``: the profile's recipes). ``compile``: ``torch.compile`` fuses the
     element-wise ops of a stack that otherwise runs them eagerly (FSDP2).
     """
@@ -51,6 +53,7 @@ class Software:
     dp_overlap: bool | None = None
     dropout: bool | None = None
     compile: bool = False
+    p2p_overlap: bool | None = None
 
     @property
     def eager(self) -> bool:
@@ -78,6 +81,13 @@ class Software:
             return self.dp_overlap
         return self.profile.dp_overlap and (zero >= 3 or self.profile.overlap_zero12)
 
+    def overlaps_p2p(self, interleaved: bool) -> bool:
+        """Whether pipeline sends overlap compute: the knob, else the profile's schedule (Megatron-Core
+        overlaps them only in the interleaved schedule)."""
+        if self.p2p_overlap is not None:
+            return self.p2p_overlap
+        return self.profile.p2p_overlap and interleaved
+
     def sp_choices(self, tp: int) -> tuple[bool, ...]:
         """Sequence-parallel settings the plan search tries at tensor-parallel width ``tp``."""
         if tp == 1 or self.sequence_parallel is False or not self.profile.sequence_parallel:
@@ -92,6 +102,7 @@ class Software:
             "sequence_parallel": "auto" if self.sequence_parallel is None else self.sequence_parallel,
             "tp_comm_overlap": self.tp_comm_overlap,
             "dp_overlap": self.dp_overlap if self.dp_overlap is not None else self.profile.dp_overlap,
+            "p2p_overlap": self.p2p_overlap if self.p2p_overlap is not None else self.profile.p2p_overlap,
             "dropout": self.uses_dropout,
             "compile": self.compile,
         }
@@ -99,7 +110,8 @@ class Software:
 
 def resolve(preset: str | None = None, *, attention: str | None = None, sequence_parallel: bool | None = None,
             tp_comm_overlap: bool | None = None, dp_overlap: bool | None = None,
-            dropout: bool | None = None, compile: bool | None = None) -> Software:
+            dropout: bool | None = None, compile: bool | None = None,
+            p2p_overlap: bool | None = None) -> Software:
     """A :class:`Software` from a preset name and the knobs given (``None``: the preset's default).
 
     Raises:
@@ -131,4 +143,4 @@ def resolve(preset: str | None = None, *, attention: str | None = None, sequence
     if compile and prof.fused_elementwise:
         raise PerfError(f"software.compile: {prof.name} already fuses its element-wise kernels; compile "
                         "applies to stacks that run PyTorch ops eagerly (fsdp2)")
-    return Software(prof, att, sequence_parallel, overlap_tp, dp_overlap, dropout, bool(compile))
+    return Software(prof, att, sequence_parallel, overlap_tp, dp_overlap, dropout, bool(compile), p2p_overlap)

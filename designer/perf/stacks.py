@@ -29,7 +29,12 @@ _MEGATRON_CORE = Profile(
     # the wgrad GEMM, and the SP input all-gather before the dgrad GEMM
     tp_backward_overlap=True,
     zero_stages=(0, 1, 2, 3),  # DDP; distributed optimizer; Megatron-FSDP optim_grads(_params)
-    zero_with_pipeline=3,
+    # Stages 2 and 3 are Megatron-FSDP, which runs without pipeline parallelism: NeMo AutoModel's
+    # distributed config refuses it ("megatron_fsdp does not support pipeline parallelism",
+    # nemo_automodel/components/distributed), and every published Megatron-FSDP recipe runs pp=1
+    # (Megatron-Bridge performance summaries). With pipeline stages the stack has the distributed
+    # optimizer (ZeRO-1) only.
+    zero_with_pipeline=1,
     # DDP all-reduces and the distributed optimizer reduce-scatters once a step, "launched during
     # the last backward pass before the optimization step"; Megatron-FSDP's ZeRO-2 and ZeRO-3
     # reduce-scatter "during every backward pass", ZeRO-3 also gathers the weights before each
@@ -47,6 +52,9 @@ _MEGATRON_CORE = Profile(
     fsdp_overlap_efficiency=0.90,  # as FSDP: the first layer forward, the last backward (below)
     p2p_overlap=True,  # overlap_p2p_comm, interleaved schedule only (NeMo default); plain 1F1B waits
     cp_overlap=True,  # TE ring attention overlaps the K/V exchange with the attention kernel
+    # Transformer Engine's fused attention runs cuDNN's Hopper kernels (FlashAttention-3 class) on
+    # H100 and later
+    hopper_attention=True,
     fused_elementwise=True,  # Transformer Engine / Apex fused norms, RoPE, activations
     selective_ops=False,  # selective recomputation: the attention core (Korthikanti et al. 2022)
     dropout=False,  # current pre-training recipes (Llama, Nemotron) run without dropout
@@ -91,6 +99,7 @@ _MEGATRON_LM_2021 = Profile(
     fsdp_overlap_efficiency=0.90,
     p2p_overlap=False,  # batched isend/irecv waited on before the next compute
     cp_overlap=False,
+    hopper_attention=False,  # no fused attention at all (unfused path)
     fused_elementwise=True,  # bias-GeLU, bias-dropout-add, scale-mask-softmax and layer-norm kernels
     selective_ops=False,  # selective recomputation: the attention core (Korthikanti et al. 2022)
     dropout=True,  # GPT-3 recipes: hidden and attention dropout 0.1
@@ -133,6 +142,7 @@ _DEEPSPEED = Profile(
     fsdp_overlap_efficiency=1.0,  # bounded by the prefetch bucket instead
     p2p_overlap=False,
     cp_overlap=False,
+    hopper_attention=False,  # Megatron-DeepSpeed --use-flash-attn-v2: FlashAttention-2
     fused_elementwise=True,  # Megatron-DeepSpeed keeps Megatron's fused kernels
     selective_ops=False,  # selective recomputation: the attention core (Korthikanti et al. 2022)
     dropout=False,
@@ -183,8 +193,14 @@ _FSDP2 = Profile(
     # pass and the last block during backward pass are not able to overlap" (PyTorch blog,
     # "Maximizing training throughput using PyTorch FSDP", IBM and Meta, 2024-03-13).
     fsdp_overlap_efficiency=0.90,
+    # torch.distributed.pipelining posts each stage's receives right before the compute that needs
+    # them (PipelineScheduleMulti._step_microbatches), and NCCL moves point-to-point data only once
+    # both sides have posted: the transfer is waited for
     p2p_overlap=False,
     cp_overlap=True,
+    # F.scaled_dot_product_attention's flash backend is FlashAttention-2 (PyTorch 2.2+); the
+    # cuDNN backend is not the default
+    hopper_attention=False,
     fused_elementwise=False,  # eager PyTorch modules unless torch.compile runs (the `compile` knob)
     # torchtitan's selective (op) checkpointing saves the matmul and attention outputs and recomputes
     # the element-wise ops between them: the norm outputs and the MLP activation are not kept

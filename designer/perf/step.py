@@ -333,7 +333,9 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
     # schedule "does not support overlapping p2p communication" (pipeline_parallel/schedules.py,
     # forward_backward_pipelining_without_interleaving), so its sends are waited for. DualPipe
     # hides them behind the paired chunk (DeepSeek-V3 report, sec. 3.2.1).
-    p2p_overlapped = prof.p2p_overlap and (v > 1 or plan.schedule == "dualpipe")
+    # The software knob p2p_overlap states a stack's own schedule (Llama 3's "asynchronous
+    # point-to-point communication in PP", sec. 3.3.2).
+    p2p_overlapped = sw.overlaps_p2p(v > 1 or plan.schedule == "dualpipe")
     pp_exposed_mb = exposed_s(pp_mb, compute_mb, 1.0, _S) if p2p_overlapped else pp_mb
 
     # -- data parallelism (designer.perf.dataparallel) ---------------------------------------

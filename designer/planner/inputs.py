@@ -24,7 +24,8 @@ from designer.spec.models import Spec
 # the architecture is then probably not the one meant (a wrong ffn, vocabulary or MLP kind).
 PARAMS_TOLERANCE = 0.05
 
-_KNOBS = ("preset", "attention", "sequence_parallel", "tp_comm_overlap", "dp_overlap", "dropout", "compile")
+_KNOBS = ("preset", "attention", "sequence_parallel", "tp_comm_overlap", "dp_overlap", "p2p_overlap", "dropout",
+          "compile")
 _PLAN_FIELDS = ("tp", "pp", "dp", "ep", "cp", "microbatch", "virtual_stages", "zero", "sequence_parallel",
                 "first_stage_layers", "last_stage_layers")
 

@@ -38,7 +38,8 @@ def software_for(w: WorkloadSpec) -> perf.Software:
     knob the stack cannot honour; :func:`designer.planner.inputs.check_software` locates it)."""
     s = w.software
     return perf.resolve_software(s.preset, attention=s.attention, sequence_parallel=s.sequence_parallel,
-                                 tp_comm_overlap=s.tp_comm_overlap, dp_overlap=s.dp_overlap, dropout=s.dropout,
+                                 tp_comm_overlap=s.tp_comm_overlap, dp_overlap=s.dp_overlap,
+                                 p2p_overlap=s.p2p_overlap, dropout=s.dropout,
                                  compile=s.compile)
 
 

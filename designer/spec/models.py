@@ -92,6 +92,7 @@ class SoftwareSpec:
     sequence_parallel: bool | None = None  # None: auto
     tp_comm_overlap: bool | None = None
     dp_overlap: bool | None = None
+    p2p_overlap: bool | None = None  # None: the stack's pipeline schedule
     dropout: bool | None = None
     compile: bool | None = None
 

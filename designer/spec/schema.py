@@ -99,6 +99,8 @@ class _Software(_Strict):
     tp_comm_overlap: bool | None = Field(None, description="Tensor-parallel collectives overlapped with GEMMs.")
     dp_overlap: bool | None = Field(None, description="Gradient reduce-scatter and parameter all-gather "
                                     "overlapped with compute.")
+    p2p_overlap: bool | None = Field(None, description="Pipeline sends and receives posted ahead and overlapped "
+                                     "with compute (default: the stack's schedule).")
     dropout: bool | None = Field(None, description="Hidden and attention dropout (default: the stack's recipes).")
     compile: bool | None = Field(None, description="torch.compile fuses element-wise ops (fsdp2; default false).")
 

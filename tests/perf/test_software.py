@@ -11,10 +11,11 @@ from designer.perf import (
     PRESET_NAMES, Cluster, Job, Plan, PlanConstraints, Recompute, check_plan, estimate_step, resolve_software,
     search_plans, software_conflicts,
 )
+from designer.perf import constants as K
 from designer.perf.overlap import exposed_s
 from designer.spec.choices import ATTENTION_KERNELS, SOFTWARE_PRESETS
 
-from .factories import GPT3, GPT_1B, H100, HDR, LLAMA3_8B, LLAMA3_70B, NDR
+from .factories import A100, GPT3, GPT_1B, H100, HDR, LLAMA3_8B, LLAMA3_70B, NDR
 
 
 def test_the_spec_and_the_model_know_the_same_presets():
@@ -26,7 +27,48 @@ def test_default_stack_is_megatron_core_with_flash_attention():
     sw = resolve_software()
     assert sw.preset == "megatron-core" and sw.flash and not sw.tp_comm_overlap
     assert sw.describe() == {"preset": "megatron-core", "attention": "flash", "sequence_parallel": "auto",
-                             "tp_comm_overlap": False, "dp_overlap": True, "dropout": False, "compile": False}
+                             "tp_comm_overlap": False, "dp_overlap": True, "p2p_overlap": True, "dropout": False,
+                             "compile": False}
+
+
+def test_megatron_fsdp_runs_without_pipeline_stages():
+    """Megatron-Core's ZeRO 2-3 are Megatron-FSDP, which runs without pipeline parallelism: with
+    pipeline stages the search has only the distributed optimizer."""
+    job = Job(LLAMA3_70B, 1024, 1e9, recompute="none")
+    zeros = {(p.pp > 1, p.zero) for p in _plans_tried(job, Cluster(H100, NDR), 256)}
+    assert {z for staged, z in zeros if staged} == {1}
+    assert {z for staged, z in zeros if not staged} == {1, 2, 3}
+    reason = check_plan(job, Plan(tp=8, pp=4, dp=8, zero=2), Cluster(H100, NDR))
+    assert reason is not None and "ZeRO stage 1 at most" in reason
+
+
+def test_flashattention2_runs_at_its_hopper_rate_where_the_stack_has_no_hopper_kernel():
+    """FlashAttention-2 reaches 35 % of H100 peak (FlashAttention-3 paper); Transformer Engine runs
+    cuDNN's Hopper kernels. On A100 both run at FlashAttention-2's A100 efficiency."""
+    from designer.perf.compute import layer_times
+    plan = Plan(tp=1, pp=1, dp=8, microbatch=1, zero=3)
+    for gpu, expect in ((H100, K.FA2_ON_HOPPER_RELATIVE / K.FUSED_ATTENTION_RELATIVE), (A100, 1.0)):
+        te = layer_times(Job(LLAMA3_8B, 64, 1e9, recompute="none"), plan, gpu)
+        sdpa = layer_times(Job(LLAMA3_8B, 64, 1e9, recompute="none", software=resolve_software("fsdp2")), plan, gpu)
+        assert te.attn_fwd_s / sdpa.attn_fwd_s == pytest.approx(expect)
+
+
+def test_p2p_overlap_knob_hides_pipeline_sends():
+    """A stack whose schedule posts its pipeline receives ahead (Llama 3's "asynchronous
+    point-to-point communication in PP") waits only for the slowdown of the overlapped sends."""
+    plan = Plan(tp=8, pp=8, dp=2, microbatch=1, virtual_stages=2, zero=1)
+    cluster = Cluster(H100, NDR)
+    waited = estimate_step(Job(LLAMA3_70B, 64, 1e9, recompute="full", software=resolve_software("fsdp2")),
+                           plan, cluster)
+    ahead = estimate_step(Job(LLAMA3_70B, 64, 1e9, recompute="full",
+                              software=resolve_software("fsdp2", p2p_overlap=True)), plan, cluster)
+    assert ahead.breakdown.pp_comm_s == pytest.approx(waited.breakdown.pp_comm_s)
+    saved = waited.step_time_s - ahead.step_time_s
+    # per micro-batch the sends' whole time less the slowdown they cost, also in the bubble
+    micro = 64 // (2 * 1)
+    per_mb = waited.breakdown.pp_comm_s / micro * (1 - K.OVERLAP_SLOWDOWN)
+    assert saved == pytest.approx(per_mb * (micro + 7 / 2), rel=1e-6)
+    assert ahead.software.describe()["p2p_overlap"] is True
 
 
 @pytest.mark.parametrize("preset, knobs, match", [

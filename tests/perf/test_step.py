@@ -38,7 +38,7 @@ def _sum(est):
 @pytest.mark.parametrize("plan", [
     Plan(tp=8, pp=8, dp=4),
     Plan(tp=8, pp=8, dp=16, microbatch=2, virtual_stages=3),
-    Plan(tp=8, pp=2, dp=16, zero=3, sequence_parallel=False),
+    Plan(tp=8, pp=1, dp=32, zero=3, sequence_parallel=False),
 ])
 def test_step_is_the_sum_of_its_parts(plan, h100_cluster):
     job = Job(GPT3, global_batch=1024, tokens=300e9, recompute="selective")
