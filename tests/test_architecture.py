@@ -37,6 +37,7 @@ LAYERS: dict[str, int] = {
 # What the stages and the data may import of the spec package: its shared vocabulary, never the
 # spec's models, loading, schema, messages or presets (the planner compiles those away).
 SPEC_VOCABULARY = {"designer.spec.units", "designer.spec.rates", "designer.spec.humanize", "designer.spec.yamlio", "designer.spec.files",
+                   "designer.spec.bounds",
                    "designer.spec.choices"}
 # Root modules that read the spec only through the planner's compiled problem.
 BELOW_PLANNER = [unit for unit, layer in LAYERS.items() if layer <= 2 and unit != "designer.spec"]

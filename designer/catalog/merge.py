@@ -13,7 +13,7 @@ __all__ = ["SCHEMA_VERSION", "Merge"]
 
 from dataclasses import replace
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Mapping
 
 from designer.catalog.schema import KINDS as _KINDS
 from designer.catalog.schema import REFERENCES as _REFERENCES
@@ -28,7 +28,7 @@ from designer.catalog.schema import text as _text
 from designer.catalog import domain
 from designer.catalog.types import KINDS, Catalog, FabricKind, Provenance
 from designer.errors import CatalogError, Location
-from designer.spec import yamlio
+from designer.spec import bounds, yamlio
 
 SCHEMA_VERSION = 1
 _TOP_KEYS = ("schema_version", "kind", "items", "description")
@@ -71,6 +71,9 @@ class Merge:
         items = data["items"]
         if not isinstance(items, list):
             raise CatalogError("'items' must be a list of entries", doc.locate(("items",)))
+        if len(items) > bounds.MAX_CATALOG_ENTRIES:
+            raise CatalogError(f"{len(items):,} items; a catalog file holds at most {bounds.MAX_CATALOG_ENTRIES:,} "
+                               "(every entry multiplies the designs the optimizer weighs)", doc.locate(("items",)))
         seen: set[str] = set()
         newest: str | None = None
         for i, raw in enumerate(items):
@@ -78,6 +81,10 @@ class Merge:
             as_of = entry.provenance.as_of
             if newest is None or (price_date(as_of), as_of) > (price_date(newest), newest):
                 newest = as_of
+        if len(self.entries[kind]) > bounds.MAX_CATALOG_ENTRIES:
+            raise CatalogError(f"{len(self.entries[kind]):,} entries of kind {kind} once merged; at most "
+                               f"{bounds.MAX_CATALOG_ENTRIES:,} (every entry multiplies the designs the optimizer "
+                               "weighs)", doc.locate(("items",)))
         if newest is not None:
             self.dates[label] = newest
 
@@ -108,6 +115,9 @@ class Merge:
             raise CatalogError(f"{kind} '{name}' is marked estimate: add a 'note' saying how it was derived",
                                doc.locate(path + ("estimate",)))
         values = {f.attr: _parse(doc, path + (f.key,), f.parse, raw[f.key]) for f in spec.fields if f.key in raw}
+        for f in spec.fields:
+            if f.attr in values:
+                _check_range(doc, path + (f.key,), f.attr, values[f.attr])
         existing = self.entries[kind].get(name)
         if existing is not None:
             given = [f.key for f in spec.fields if f.key in raw]
@@ -171,6 +181,27 @@ def _parse(doc: yamlio.YamlDoc, path: tuple, parse: Parser, value: Any) -> Any:
     try:
         return parse(value)
     except (ValueError, TypeError) as exc:
+        raise CatalogError(f"{path[-1]}: {exc}", doc.locate(path)) from None
+
+
+def _check_range(doc: yamlio.YamlDoc, path: tuple, attr: str, value: Any) -> None:
+    """The sane range of a field (:mod:`designer.spec.bounds`): each number, each rate and port
+    count of a breakout, each speed of a list."""
+    try:
+        if isinstance(value, bool) or value is None:
+            return
+        if isinstance(value, (int, float)):
+            rng = bounds.catalog_range(attr)
+            if rng is not None:
+                rng.check(value)
+        elif isinstance(value, tuple):
+            for item in value:
+                _check_range(doc, path, attr, item)
+        elif isinstance(value, Mapping) and attr == "breakout":
+            for rate, count in value.items():
+                bounds.CATALOG_SUFFIXES["_Bps"].check(rate)
+                bounds.CATALOG_COUNTS["breakout_ports"].check(count)
+    except ValueError as exc:
         raise CatalogError(f"{path[-1]}: {exc}", doc.locate(path)) from None
 
 

@@ -193,7 +193,11 @@ def as_of(value: Any) -> str:
     text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
     if not _AS_OF.fullmatch(text):
         raise ValueError(f"expected a date YYYY, YYYY-MM or YYYY-MM-DD, got {shown(value)}")
-    price_date(text)  # rejects month 13 and the like
+    if price_date(text) > date.today():  # also rejects month 13 and the like
+        # A figure cannot be known after today; a date in the future would also silence the
+        # stale-price warning for ever (as_of: 9999-12-31).
+        raise ValueError(f"{text} is in the future: as_of is the date the figure was known (today is "
+                         f"{date.today().isoformat()})")
     return text
 
 

@@ -7,13 +7,25 @@ each with a reason kept for the explanation.
 
 from __future__ import annotations
 
-__all__ = ["enumerate_candidates"]
+__all__ = ["MAX_CANDIDATES", "enumerate_candidates"]
 
 from designer.catalog.types import Catalog
 from designer.errors import SpecError
 from designer.optimize.candidates import ON_PREM_FABRICS, Candidate, Rejection, fabric_protocol
 from designer.spec.choices import Deployment
 from designer.spec.models import Spec
+
+
+# The most candidate systems one spec may ask the optimizer to weigh. The built-in catalogs give a
+# few hundred; 40,000 (a user catalog of 490 switches) took half a minute to solve here, so more is
+# refused up front instead of searched for minutes (docs/reliability.md).
+MAX_CANDIDATES = 50_000
+
+
+def _too_many(spec: Spec) -> SpecError:
+    return SpecError(f"the spec and its catalogs allow more than {MAX_CANDIDATES:,} candidate systems; narrow "
+                     "constraints (deployments, fabrics, topologies, gpus, oversubscription), pin part of the "
+                     "system, or use a smaller catalog", spec.locate(("constraints",)))
 
 
 def _allowed(value: str | None, pinned: str | None) -> bool:
@@ -33,7 +45,8 @@ def enumerate_candidates(spec: Spec, catalog: Catalog) -> tuple[tuple[Candidate,
 
     Raises:
         SpecError: a pinned cloud instance has no price under any of the spec's pricing models
-            (located at ``constraints.pricing``, naming the instance).
+            (located at ``constraints.pricing``, naming the instance), or more than
+            :data:`MAX_CANDIDATES` candidates (located at the spec's constraints).
     """
     c = spec.constraints
     pin = spec.system
@@ -93,6 +106,8 @@ def enumerate_candidates(spec: Spec, catalog: Catalog) -> tuple[tuple[Candidate,
                                 continue
                             out.append(Candidate(Deployment.ON_PREM, server.name, server.gpu, server.gpus,
                                                  fabric, topology, switch.name, float(ratio), link))
+                            if len(out) > MAX_CANDIDATES:
+                                raise _too_many(spec)
 
     if Deployment.CLOUD in deployments and pin.switch is None and pin.topology in (None, "cloud"):
         for inst in sorted(catalog.clouds.values(), key=lambda s: s.name):
@@ -123,6 +138,8 @@ def enumerate_candidates(spec: Spec, catalog: Catalog) -> tuple[tuple[Candidate,
             for p in priced:
                 out.append(Candidate(Deployment.CLOUD, inst.name, inst.gpu, inst.gpus, fabric, "cloud", None, 1.0,
                                      pricing=p.value))
+                if len(out) > MAX_CANDIDATES:
+                    raise _too_many(spec)
 
     out.sort(key=lambda cand: cand.key)
     return tuple(out), tuple(rejected)

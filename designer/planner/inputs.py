@@ -158,6 +158,13 @@ def _reference_problems(spec: Spec, catalog: Catalog) -> list[SpecError]:
             fail(f"'{pin.server}' comes with a {network} network, not {pin.fabric}", ("system", "fabric"))
     if pin.server in catalog.servers and pin.deployment is not None and pin.deployment.value == "cloud":
         fail(f"'{pin.server}' is an on-prem server but system.deployment is cloud", ("system", "deployment"))
+    box = catalog.servers.get(pin.server) or catalog.clouds.get(pin.server) if pin.server is not None else None
+    if box is not None and pin.nodes is not None:
+        room = pin.nodes * box.gpus  # a workload cannot use more GPUs than the pinned system has
+        for i, w in enumerate(spec.workloads):
+            if w.gpus is not None and w.gpus > room:
+                raise SpecError(f"gpus={w.gpus:,} is more than the pinned system has: system.nodes {pin.nodes:,} x "
+                                f"{box.gpus} GPUs per {pin.server} = {room:,}", spec.locate(("workloads", i, "gpus")))
     known_gpus = set(catalog.gpus)
     for i, gpu in enumerate(spec.constraints.gpus):
         if gpu not in known_gpus:

@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = ["FORMAT_VERSION", "document", "dumps"]
 
 import json
+import math
 from typing import Any, Mapping
 
 FORMAT_VERSION = 1
@@ -20,6 +21,19 @@ def document(body: Mapping[str, Any]) -> dict[str, Any]:
     return {"format_version": FORMAT_VERSION, **{k: v for k, v in body.items() if k != "format_version"}}
 
 
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN or infinity replaced by None: JSON has neither, and Python's
+    ``json`` would write the invalid tokens ``NaN`` and ``Infinity``."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
 def dumps(body: Mapping[str, Any]) -> str:
-    """The JSON text of :func:`document` (indented, UTF-8 kept, one trailing newline)."""
-    return json.dumps(document(body), indent=2, ensure_ascii=False) + "\n"
+    """The JSON text of :func:`document` (indented, UTF-8 kept, one trailing newline). Always valid
+    JSON: a quantity without a finite value (a time to train that never ends) is ``null``."""
+    return json.dumps(_finite(document(body)), indent=2, ensure_ascii=False, allow_nan=False) + "\n"

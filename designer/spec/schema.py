@@ -13,9 +13,9 @@ __all__ = ["SpecInput", "ParallelismInput", "SoftwareInput", "PREFERENCE_KEYS"]
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
-from designer.spec import presets, units
+from designer.spec import bounds, presets, units
 from designer.spec.choices import ATTENTION_KERNELS, FABRICS, SOFTWARE_PRESETS, TOPOLOGIES
 # The value types, each with its schema as written (designer.spec.values); adding a field of one of
 # these types to a model below is all `designer schema` needs, with a description.
@@ -23,6 +23,19 @@ from designer.spec.values import (
     Bandwidth, BuildPrice, CapacityPrice, Count, DataSize, Duration, EnergyPrice, Fraction, Money, Name, NonNegInt,
     PosInt, Power, Weight,
 )
+
+
+
+def _in(key: str) -> AfterValidator:
+    """The sane range of ``key`` (:data:`designer.spec.bounds.SPEC`), checked on the parsed value."""
+    return AfterValidator(bounds.within(bounds.SPEC[key]))
+
+
+def _not_bool(value: Any) -> Any:
+    if isinstance(value, bool):  # YAML `true` equals 1 in Python; a version is a number
+        raise ValueError(f"expected the number 1, got {str(value).lower()}")
+    return value
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
@@ -39,26 +52,26 @@ def _auto(description: str, examples: list[Any]) -> Any:
 class _MoE(_Strict):
     """Mixture of experts: experts per MoE layer and how many each token is routed to."""
 
-    experts: PosInt = Field(description="Routed experts per MoE layer.", examples=[8, 256])
-    top_k: PosInt = Field(description="Experts each token is routed to.", examples=[2, 8])
-    shared_experts: NonNegInt = Field(0, description="Experts every token also passes through.", examples=[0, 1])
-    expert_ffn: PosInt | None = Field(None, description="FFN width of one expert; default the model's ffn.",
+    experts: Annotated[PosInt, _in("experts")] = Field(description="Routed experts per MoE layer.", examples=[8, 256])
+    top_k: Annotated[PosInt, _in("top_k")] = Field(description="Experts each token is routed to.", examples=[2, 8])
+    shared_experts: Annotated[NonNegInt, _in("shared_experts")] = Field(0, description="Experts every token also passes through.", examples=[0, 1])
+    expert_ffn: Annotated[PosInt, _in("expert_ffn")] | None = Field(None, description="FFN width of one expert; default the model's ffn.",
                                       examples=[2048])
-    dense_layers: NonNegInt = Field(0, description="Leading layers with a dense FFN instead of experts.",
+    dense_layers: Annotated[NonNegInt, _in("dense_layers")] = Field(0, description="Leading layers with a dense FFN instead of experts.",
                                     examples=[0, 3])
 
 
 class _MLA(_Strict):
     """Multi-head latent attention (DeepSeek-V2/V3): the low-rank projections of queries, keys and values."""
 
-    q_lora_rank: NonNegInt = Field(description="Query latent rank (0: queries projected directly).",
+    q_lora_rank: Annotated[NonNegInt, _in("q_lora_rank")] = Field(description="Query latent rank (0: queries projected directly).",
                                    examples=[1536])
-    kv_lora_rank: PosInt = Field(description="Key-value latent rank.", examples=[512])
-    qk_nope_head_dim: PosInt = Field(description="Per-head query/key dimension without rotary embedding.",
+    kv_lora_rank: Annotated[PosInt, _in("kv_lora_rank")] = Field(description="Key-value latent rank.", examples=[512])
+    qk_nope_head_dim: Annotated[PosInt, _in("qk_nope_head_dim")] = Field(description="Per-head query/key dimension without rotary embedding.",
                                      examples=[128])
-    qk_rope_head_dim: PosInt = Field(description="Per-head query/key dimension with rotary embedding.",
+    qk_rope_head_dim: Annotated[PosInt, _in("qk_rope_head_dim")] = Field(description="Per-head query/key dimension with rotary embedding.",
                                      examples=[64])
-    v_head_dim: PosInt = Field(description="Per-head value dimension.", examples=[128])
+    v_head_dim: Annotated[PosInt, _in("v_head_dim")] = Field(description="Per-head value dimension.", examples=[128])
 
 
 class _Model(_Strict):
@@ -68,17 +81,17 @@ class _Model(_Strict):
                                 + ", ".join(presets.preset_names()) + ".", examples=["llama3-70b"])
     name: Name | None = Field(None, description="The model's name in reports; default the preset's.",
                               examples=["my-70b"])
-    params: Count | None = Field(None, description="Published parameter count; checked against the architecture "
+    params: Annotated[Count, _in("params")] | None = Field(None, description="Published parameter count; checked against the architecture "
                                  "(a warning past 5%), which the FLOPs and memory follow.", examples=["70B"])
-    layers: PosInt | None = Field(None, description="Transformer layers.", examples=[80])
-    hidden: PosInt | None = Field(None, description="Hidden size (model width).", examples=[8192])
-    heads: PosInt | None = Field(None, description="Attention heads.", examples=[64])
-    kv_heads: PosInt | None = Field(None, description="Key-value heads (grouped-query attention); default heads.",
+    layers: Annotated[PosInt, _in("layers")] | None = Field(None, description="Transformer layers.", examples=[80])
+    hidden: Annotated[PosInt, _in("hidden")] | None = Field(None, description="Hidden size (model width).", examples=[8192])
+    heads: Annotated[PosInt, _in("heads")] | None = Field(None, description="Attention heads.", examples=[64])
+    kv_heads: Annotated[PosInt, _in("kv_heads")] | None = Field(None, description="Key-value heads (grouped-query attention); default heads.",
                                     examples=[8])
-    ffn: PosInt | None = Field(None, description="MLP width; default Megatron-LM's: 4 x hidden, or 8/3 x hidden "
+    ffn: Annotated[PosInt, _in("ffn")] | None = Field(None, description="MLP width; default Megatron-LM's: 4 x hidden, or 8/3 x hidden "
                                "rounded down to a multiple of 64 with a gated MLP.", examples=[28672])
-    seq_len: PosInt | None = Field(None, description="Sequence length in tokens.", examples=[8192])
-    vocab: PosInt | None = Field(None, description="Vocabulary size; default 50,304 (GPT-2 BPE padded as "
+    seq_len: Annotated[PosInt, _in("seq_len")] | None = Field(None, description="Sequence length in tokens.", examples=[8192])
+    vocab: Annotated[PosInt, _in("vocab")] | None = Field(None, description="Vocabulary size; default 50,304 (GPT-2 BPE padded as "
                                  "Megatron-LM pads it).", examples=[128256])
     mlp: Literal["gated", "plain"] | None = Field(None, description="gated (SwiGLU, three matrices) or plain "
                                                   "(GeLU, two).")
@@ -113,14 +126,14 @@ class _Parallelism(_Strict):
     dp: PosInt | Literal["auto"] = _auto("Data-parallel replicas", [64])
     ep: PosInt | Literal["auto"] = _auto("Expert-parallel degree (MoE models)", [8])
     cp: PosInt | Literal["auto"] = _auto("Context-parallel degree (long sequences)", [2])
-    microbatch: PosInt | Literal["auto"] = _auto("Sequences per micro-batch", [1])
-    virtual_stages: PosInt | Literal["auto"] = _auto("Interleaved pipeline stages per GPU", [2])
+    microbatch: Annotated[PosInt, _in("microbatch")] | Literal["auto"] = _auto("Sequences per micro-batch", [1])
+    virtual_stages: Annotated[PosInt, _in("virtual_stages")] | Literal["auto"] = _auto("Interleaved pipeline stages per GPU", [2])
     zero: Annotated[int, Field(ge=0, le=3, strict=True)] | Literal["auto"] = _auto(
         "ZeRO stage: 0 none, 1 optimizer states, 2 and gradients, 3 and parameters sharded", [1])
     sequence_parallel: bool | Literal["auto"] = Field("auto", description=f"Sequence parallelism with tensor "
                                                       f"parallelism; {_AUTO}.", examples=[True, "auto"])
-    first_stage_layers: PosInt | Literal["auto"] = _auto("Layers on the first pipeline stage", [7])
-    last_stage_layers: PosInt | Literal["auto"] = _auto("Layers on the last pipeline stage", [7])
+    first_stage_layers: Annotated[PosInt, _in("first_stage_layers")] | Literal["auto"] = _auto("Layers on the first pipeline stage", [7])
+    last_stage_layers: Annotated[PosInt, _in("last_stage_layers")] | Literal["auto"] = _auto("Layers on the last pipeline stage", [7])
     schedule: Literal["1f1b", "dualpipe", "auto"] = Field(
         "auto", description="Pipeline schedule: 1f1b (interleaved with virtual_stages) or dualpipe "
                             "(DeepSeek-V3's bidirectional pipeline, only where given); auto: 1f1b.",
@@ -133,8 +146,8 @@ class _Workload(_Strict):
     name: Name = Field(description="The workload's name, unique in the spec.", examples=["llama3-70b"])
     model: _Model = Field(description="The model: a preset or its architecture.",
                           examples=[{"preset": "llama3-70b"}])
-    tokens: Count = Field(gt=0, description="Tokens to train on.", examples=["15T", "20B"])
-    global_batch: PosInt = Field(description="Sequences per optimizer step.", examples=[1024])
+    tokens: Annotated[Count, _in("tokens")] = Field(description="Tokens to train on.", examples=["15T", "20B"])
+    global_batch: Annotated[PosInt, _in("global_batch")] = Field(description="Sequences per optimizer step.", examples=[1024])
     precision: Literal["bf16", "fp16", "fp8"] = Field("bf16", description="Training precision of the GEMMs.")
     recompute: Literal["none", "selective", "full", "auto"] = Field(
         "selective", description="Activation recomputation: none, selective, full, or auto to search.")
@@ -143,8 +156,8 @@ class _Workload(_Strict):
         examples=["auto", {"tp": 8, "pp": 4, "dp": "auto"}])
     software: _Software | None = Field(None, description="This workload's software stack, over the top-level "
                                        "software block.", examples=[{"preset": "megatron-core"}])
-    deadline: Duration | None = Field(None, gt=0, description="Train within this time.")
-    checkpoint_interval: Duration | None = Field(None, gt=0, description="Time between checkpoints; their "
+    deadline: Annotated[Duration, _in("deadline")] | None = Field(None, description="Train within this time.")
+    checkpoint_interval: Annotated[Duration, _in("checkpoint_interval")] | None = Field(None, description="Time between checkpoints; their "
                                                  "stalls count against utilization.", examples=["2 h"])
     gpus: PosInt | None = Field(None, description="Pin this workload's GPU count.", examples=[1024])
 
@@ -152,9 +165,9 @@ class _Workload(_Strict):
 class _Budget(_Strict):
     """Spending limits over the horizon."""
 
-    capex: Money | None = Field(None, description="Most to spend on purchased equipment and its installation.",
+    capex: Annotated[Money, _in("budget")] | None = Field(None, description="Most to spend on purchased equipment and its installation.",
                                 examples=["$60M"])
-    total: Money | None = Field(None, description="Most to spend in total: capex, opex and cloud.",
+    total: Annotated[Money, _in("budget")] | None = Field(None, description="Most to spend in total: capex, opex and cloud.",
                                 examples=["$90M"])
 
 
@@ -176,8 +189,8 @@ class _Constraints(_Strict):
         default_factory=lambda: list(TOPOLOGIES), min_length=1, description="Network topologies to consider.")
     gpus: list[Name] = Field(default_factory=list, description="GPU catalog names allowed; empty: any.",
                              examples=[["h100-sxm", "b200"]])
-    max_power: Power | None = Field(None, gt=0, description="Most IT power the cluster may draw.")
-    max_racks: PosInt | None = Field(None, description="Most racks the cluster may fill.", examples=[40])
+    max_power: Annotated[Power, _in("max_power")] | None = Field(None, description="Most IT power the cluster may draw.")
+    max_racks: Annotated[PosInt, _in("max_racks")] | None = Field(None, description="Most racks the cluster may fill.", examples=[40])
     max_nodes: PosInt | None = Field(None, description="Most servers or instances.", examples=[128])
     oversubscription: list[Annotated[float, Field(ge=1, le=16)]] = Field(
         default_factory=lambda: [1.0, 2.0, 3.0], min_length=1,
@@ -208,12 +221,12 @@ class _Spares(_Strict):
 class _Facility(_Strict):
     """Overrides of the catalog's facility defaults (the keys of catalogs/facility.yaml)."""
 
-    electricity: EnergyPrice | None = Field(None, description="Price of electricity.")
+    electricity: Annotated[EnergyPrice, _in("electricity")] | None = Field(None, description="Price of electricity.")
     pue: Annotated[float, Field(ge=1, le=3)] | None = Field(
         None, description="Power usage effectiveness: facility power / IT power.", examples=[1.3])
-    rack_power: Power | None = Field(None, gt=0, description="Most power one rack may draw.")
-    rack_units: PosInt | None = Field(None, description="Usable units of one rack.", examples=[42])
-    rack_price: Money | None = Field(None, description="One rack with its PDUs.", examples=["$11,250"])
+    rack_power: Annotated[Power, _in("rack_power")] | None = Field(None, description="Most power one rack may draw.")
+    rack_units: Annotated[PosInt, _in("rack_units")] | None = Field(None, description="Usable units of one rack.", examples=[42])
+    rack_price: Annotated[Money, _in("rack_price")] | None = Field(None, description="One rack with its PDUs.", examples=["$11,250"])
     installation_fraction: Fraction | None = Field(None, description="Installation and cabling, once, as a share "
                                                    "of the equipment.", examples=["5%"])
     maintenance_fraction_per_year: Fraction | None = Field(
@@ -221,27 +234,27 @@ class _Facility(_Strict):
         "per-vendor contracts.", examples=["8%"])
     space: Literal["colocation", "owned"] | None = Field(
         None, description="colocation: rent the space per kW of capacity; owned: build it, amortised over its life.")
-    colocation_price: CapacityPrice | None = Field(None, description="Colocation per kW of IT capacity per month.")
-    build_cost: BuildPrice | None = Field(None, description="Owned space: construction per MW of IT load.")
-    build_life: Duration | None = Field(None, gt=0, description="Owned space: the life the build is amortised over.",
+    colocation_price: Annotated[CapacityPrice, _in("colocation_price")] | None = Field(None, description="Colocation per kW of IT capacity per month.")
+    build_cost: Annotated[BuildPrice, _in("build_cost")] | None = Field(None, description="Owned space: construction per MW of IT load.")
+    build_life: Annotated[Duration, _in("build_life")] | None = Field(None, description="Owned space: the life the build is amortised over.",
                                         examples=["15 years"])
     training_power_fraction: Fraction | None = Field(
         None, gt=0, description="A server's draw while training at full utilization, over its rated power.",
         examples=[0.82])
     idle_power_fraction: Fraction | None = Field(None, description="A server's draw when idle, over its rated "
                                                  "power.", examples=[0.2])
-    useful_life: Duration | None = Field(None, description="Book life of the hardware: its residual value falls "
+    useful_life: Annotated[Duration, _in("useful_life")] | None = Field(None, description="Book life of the hardware: its residual value falls "
                                          "linearly to zero over it.", examples=["5 years"])
     spares: _Spares | None = Field(None, description="Spare parts bought per BOM category, as a share of the "
                                    "parts; categories not given keep the catalog's share.",
                                    examples=[{"server": "2%", "transceiver": "3%"}])
-    storage_bytes_per_token: DataSize | None = Field(None, gt=0, description="Data-set bytes per training token "
+    storage_bytes_per_token: Annotated[DataSize, _in("storage_bytes_per_token")] | None = Field(None, description="Data-set bytes per training token "
                                                      "kept on the file system.", examples=["4 B"])
-    storage_checkpoints_kept: PosInt | None = Field(None, description="Checkpoints kept per workload.",
+    storage_checkpoints_kept: Annotated[PosInt, _in("storage_checkpoints_kept")] | None = Field(None, description="Checkpoints kept per workload.",
                                                     examples=[2])
-    storage_read_per_node: Bandwidth | None = Field(None, description="Baseline file-system read bandwidth per "
+    storage_read_per_node: Annotated[Bandwidth, _in("storage_per_node")] | None = Field(None, description="Baseline file-system read bandwidth per "
                                                     "node.", examples=["1.25 GB/s"])
-    storage_write_per_node: Bandwidth | None = Field(None, description="Baseline file-system write bandwidth per "
+    storage_write_per_node: Annotated[Bandwidth, _in("storage_per_node")] | None = Field(None, description="Baseline file-system write bandwidth per "
                                                      "node.", examples=["0.63 GB/s"])
 
 
@@ -251,11 +264,11 @@ class _Storage(_Strict):
     enabled: bool = Field(True, description="false: the design has no file system.")
     system: Name | None = Field(None, description="A storage catalog entry; default the cheapest for the need.",
                                 examples=["ddn-ai400x2t"])
-    capacity: DataSize | None = Field(None, gt=0, description="Usable capacity, instead of the sized one.",
+    capacity: Annotated[DataSize, _in("storage_capacity")] | None = Field(None, description="Usable capacity, instead of the sized one.",
                                       examples=["2 PB"])
-    write_bandwidth: Bandwidth | None = Field(None, gt=0, description="Write bandwidth, instead of the sized one.",
+    write_bandwidth: Annotated[Bandwidth, _in("storage_bandwidth")] | None = Field(None, description="Write bandwidth, instead of the sized one.",
                                               examples=["400 GB/s"])
-    read_bandwidth: Bandwidth | None = Field(None, gt=0, description="Read bandwidth, instead of the sized one.",
+    read_bandwidth: Annotated[Bandwidth, _in("storage_bandwidth")] | None = Field(None, description="Read bandwidth, instead of the sized one.",
                                              examples=["800 GB/s"])
 
 
@@ -263,7 +276,7 @@ class _Owned(_Strict):
     """Hardware the buyer already has: used before buying more, its purchase price sunk."""
 
     name: Name = Field(description="A server, switch or storage catalog entry.", examples=["dgx-h100"])
-    count: PosInt = Field(description="Units owned.", examples=[64])
+    count: Annotated[PosInt, _in("owned_count")] = Field(description="Units owned.", examples=[64])
 
 
 # What a soft preference can name: the key of `prefer:` item and what it matches in a candidate system.
@@ -303,12 +316,12 @@ class _System(_Strict):
 class _Spec(_Strict):
     """A designer spec: what must be trained, what may be bought or rented, and the constraints."""
 
-    version: Literal[1] = Field(description="Spec version: 1.")
+    version: Annotated[Literal[1], BeforeValidator(_not_bool)] = Field(description="Spec version: 1.")
     name: Name = Field(description="The spec's name, shown in designs and reports.",
                        examples=["llama3-70b-pretrain"])
     objective: Literal["min_total_cost", "min_time", "min_cost_per_token"] = Field(
         "min_total_cost", description="What the optimizer minimises.")
-    horizon: Duration = Field(3 * units.SECONDS_PER_YEAR, gt=0, description="Amortisation and planning period "
+    horizon: Annotated[Duration, _in("horizon")] = Field(3 * units.SECONDS_PER_YEAR, description="Amortisation and planning period "
                               "(default 3 years).", json_schema_extra={"default": "3 years"})
     budget: _Budget = Field(_Budget(), description="Spending limits.")
     workloads: list[_Workload] = Field(min_length=1, max_length=100, description="The training jobs.")

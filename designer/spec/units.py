@@ -138,6 +138,8 @@ def _prefix_value(prefix: str) -> float | None:
 
 
 def _check_non_negative(value: float, text: str, what: str) -> float:
+    if not math.isfinite(value):  # a finite number times its unit can overflow: 1e300T
+        raise UnitError(f"{what} {text!r} is beyond any real quantity (it overflows a float)")
     if value < 0:
         raise UnitError(f"{what} cannot be negative: {text!r}")
     return value

@@ -18,7 +18,9 @@ from designer.design.study import TARGETS, VARIABLES, Variation
 from designer.errors import InputError
 from designer.perf import ModelEfficiency
 from designer.planner.compile import facility_for
+from designer.spec import bounds
 from designer.spec.models import Spec
+from designer.study.distributions import MAX_CHANGE
 
 
 def grid(variation: Variation, steps: int) -> tuple[float, ...]:
@@ -50,12 +52,23 @@ def with_target(spec: Spec, target: str, value: float) -> Spec:
             raise InputError(f"--deadline-scale: a scale must be positive, got {value:g}")
         workloads = tuple(w if w.deadline_s is None else replace(w, deadline_s=w.deadline_s * value)
                           for w in spec.workloads)
+        for w in workloads:  # a scaled deadline keeps the range a spec's deadline has
+            if w.deadline_s is not None:
+                _in_range(f"--deadline-scale {value:g}", f"{w.name}'s deadline", "deadline", w.deadline_s)
         return replace(spec, workloads=workloads)
     if target == "budget":
         if value <= 0:
             raise InputError(f"--budget: a budget must be positive, got {value:g}")
+        _in_range("--budget", "a budget", "budget", value)
         return replace(spec, budget=replace(spec.budget, total_usd=value))
     raise InputError(f"unknown target {target!r}; expected one of {', '.join(TARGETS)}")
+
+
+def _in_range(option: str, what: str, key: str, value: float) -> None:
+    try:
+        bounds.SPEC[key].check(value)
+    except ValueError as exc:
+        raise InputError(f"{option}: {what} {exc}") from None
 
 
 def _scaled(mapping, change: Callable[[Any], Any]) -> MappingProxyType:
@@ -75,6 +88,9 @@ def with_change(spec: Spec, catalog: Catalog, variable: str, change: float) -> t
     """
     if change <= -1.0:
         raise InputError(f"{variable}: a price cannot fall by 100% or more")
+    if change > MAX_CHANGE:
+        raise InputError(f"{variable}: a price can rise by at most {MAX_CHANGE:.0%} here (x{1 + MAX_CHANGE:g}), "
+                         f"got {change:+.0%}")
     f = 1.0 + change
     gpu_usd = {name: g.price_usd or 0.0 for name, g in catalog.gpus.items()}
     if variable == "gpu_price":
