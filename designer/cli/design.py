@@ -6,7 +6,8 @@ or :mod:`designer.pictures`, print or write, set the exit code.
 
 from __future__ import annotations
 
-__all__ = ["BomFormat", "DiffFormat", "EXIT_COST_INCREASE", "bom", "diff", "explain", "draw_command"]
+__all__ = ["BomFormat", "DiffFormat", "EXIT_COST_INCREASE", "TRUST_OPTION", "load", "bom", "diff", "explain",
+           "draw_command"]
 
 from enum import Enum
 from pathlib import Path
@@ -14,8 +15,24 @@ from typing import List, Optional
 
 import typer
 
-from designer.cli.run import err, info, paint_diff, run
+from designer.cli.run import err, info, one_line, paint_diff, run
 from designer.errors import InputError, Location
+
+
+TRUST_OPTION = typer.Option(False, "--trust", help="Read a design file whose totals or content digest do not "
+                                                  "match (edited by hand) with a warning instead of an error.")
+
+
+def load(path: Path, trust: bool = False):
+    """A design file read and verified (:mod:`designer.design.verify`); what ``--trust`` lets
+    through, and a file without a content digest, is printed as a warning."""
+    from designer.design import io as design_io
+
+    return design_io.load_design(path, trust=trust, warn=_warn)
+
+
+def _warn(problem: InputError) -> None:
+    err(f"warning: {one_line(problem.located())}")
 
 
 class BomFormat(str, Enum):
@@ -37,15 +54,15 @@ def bom(
     design_path: Path = typer.Argument(..., metavar="DESIGN", help="A design file from `designer solve -o`.", show_default=False),
     fmt: BomFormat = typer.Option(BomFormat.github, "--format", "-f", help="Output format."),
     by: Optional[str] = typer.Option(None, "--by", help="`rack`: what goes in each rack."),
+    trust: bool = TRUST_OPTION,
 ) -> None:
     """Print the bill of materials of a design, grouped by category with subtotals."""
     from designer import report
-    from designer.design import io as design_io
 
     def body() -> int:
         if by not in (None, "rack"):
             raise InputError(f"--by must be 'rack', got {by!r}")
-        d = design_io.load_design(design_path)
+        d = load(design_path, trust)
         text = report.render_bom_by_rack(d, fmt.value) if by == "rack" else report.render_bom(d, fmt.value)
         typer.echo(text, nl=False)
         return 0
@@ -56,7 +73,7 @@ def bom(
 EXIT_COST_INCREASE = 5  # diff --fail-on-increase: the total cost rose more than allowed
 
 
-def _baseline(ref: str, path: Path):
+def _baseline(ref: str, path: Path, trust: bool):
     """The design file at ``path`` as committed in git at ``ref`` (``git show REF:./FILE``, run in
     the file's folder so that the path is the one given)."""
     import subprocess
@@ -81,7 +98,7 @@ def _baseline(ref: str, path: Path):
         text = proc.stdout.decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(f"not UTF-8 text at git revision {ref!r}", Location(str(path))) from None
-    return design_io.parse_design(text, where)
+    return design_io.parse_design(text, where, trust=trust, warn=_warn)
 
 
 def diff(
@@ -95,6 +112,7 @@ def diff(
     fail_on_increase: Optional[str] = typer.Option(
         None, "--fail-on-increase", metavar="PCT|$X",
         help=f"Exit {EXIT_COST_INCREASE} when the total cost rose by more than this: 5% of the old total, or $50k."),
+    trust: bool = TRUST_OPTION,
 ) -> None:
     """What changed between two designs (+ added, ~ changed, - removed).
 
@@ -102,7 +120,6 @@ def diff(
     """
     from designer import report
     from designer.design import diff as diff_mod
-    from designer.design import io as design_io
     from designer.report import fmt as fmt_mod
 
     def body() -> int:
@@ -115,11 +132,11 @@ def diff(
         if baseline is not None:
             if len(designs) != 1:
                 raise InputError("with --baseline, give one design file: the one to compare with its committed version")
-            a, b = _baseline(baseline, designs[0]), design_io.load_design(designs[0])
+            a, b = _baseline(baseline, designs[0], trust), load(designs[0], trust)
         else:
             if len(designs) != 2:
                 raise InputError("give two design files, OLD and NEW (or one with --baseline GITREF)")
-            a, b = design_io.load_design(designs[0]), design_io.load_design(designs[1])
+            a, b = load(designs[0], trust), load(designs[1], trust)
         d = diff_mod.diff_designs(a, b)
         if fmt is DiffFormat.html:
             from designer.report import html
@@ -139,27 +156,26 @@ def diff(
     run(body)
 
 
-def explain(design_path: Path = typer.Argument(..., metavar="DESIGN", show_default=False)) -> None:
+def explain(design_path: Path = typer.Argument(..., metavar="DESIGN", show_default=False),
+            trust: bool = TRUST_OPTION) -> None:
     """Why this design: binding constraints, slack, and the best alternative per fabric and deployment."""
     from designer import report
-    from designer.design import io as design_io
 
     def body() -> int:
-        typer.echo(report.render_explain(design_io.load_design(design_path)), nl=False)
+        typer.echo(report.render_explain(load(design_path, trust)), nl=False)
         return 0
 
     run(body)
 
 
-def _draw_schedule(design_path: Path, output: Optional[str], fmt: str, read) -> int:
+def _draw_schedule(design_path: Path, output: Optional[str], fmt: str, read, trust: bool) -> int:
     """``draw --schedule``: the Gantt chart of the design's schedule to an image file."""
     from designer.cli import atomic
-    from designer.design import io as design_io
     from designer.pictures import gantt
 
     if output is None or fmt not in ("png", "svg"):
         raise InputError("--schedule draws a picture: give -o FILE.png or -o FILE.svg")
-    d = design_io.load_design(design_path)
+    d = load(design_path, trust)
     atomic.write_data(output, gantt.render_schedule(d, fmt), read)
     typer.echo(f"{output}: schedule of {len(d.workloads)} workloads on {d.system.gpus:,} GPUs")
     return 0
@@ -181,12 +197,12 @@ def draw_command(
                                               "(default 32 for servers and leaves, 16 above)."),
     schedule: bool = typer.Option(False, "--schedule",
                                   help="Draw the schedule instead, as a Gantt chart (-o .png or .svg)."),
+    trust: bool = TRUST_OPTION,
 ) -> None:
     """Draw a design's fabric by tier (servers, leaf, spine, core), rails coloured; large tiers grouped.
     With --schedule, its workloads' schedule as a Gantt chart."""
     from designer.catalog import load as catalog_load
     from designer.cli import atomic
-    from designer.design import io as design_io
     from designer.pictures import draw, drawing as drawing_mod, export, plot
 
     def body() -> int:
@@ -203,8 +219,8 @@ def draw_command(
         if kind in plot.IMAGE_FORMATS:
             plot.check_matplotlib()
         if schedule:
-            return _draw_schedule(design_path, output, kind, read)
-        d = design_io.load_design(design_path)
+            return _draw_schedule(design_path, output, kind, read, trust)
+        d = load(design_path, trust)
         if kind in export.GRAPH_FORMATS:
             from designer.report import jsondoc
 

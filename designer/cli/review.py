@@ -13,6 +13,7 @@ from typing import List, Optional
 
 import typer
 
+from designer.cli.design import TRUST_OPTION, load
 from designer.cli.run import err, info, run
 
 
@@ -23,6 +24,7 @@ def report_command(
                                          help="The page to write, e.g. review.html (default: HTML on stdout)."),
     catalog_files: List[Path] = typer.Option([], "--catalog", "-c", metavar="FILE",
                                              help="User catalog the design was made with (repeatable)."),
+    trust: bool = TRUST_OPTION,
 ) -> None:
     """Write the design review page: decision, cost, workloads, fabric, BOM, alternatives, assumptions.
 
@@ -31,14 +33,13 @@ def report_command(
     """
     from designer.catalog import load as catalog_load
     from designer.cli import atomic
-    from designer.design import io as design_io
     from designer.report import html
 
     def body() -> int:
         read = atomic.spec_inputs(design_path, catalog_files, role="the design")
         if output is not None:
             atomic.check_output(output, read)
-        design = design_io.load_design(design_path)
+        design = load(design_path, trust)
         page = html.render_review(design, catalog_load.load_catalog(catalog_files))
         for warning in page.warnings:
             err(f"warning: {warning}")

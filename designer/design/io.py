@@ -17,6 +17,7 @@ __all__ = [
 
 import collections.abc
 import difflib
+import math
 import numbers
 import re
 import types
@@ -24,11 +25,11 @@ from dataclasses import MISSING, fields, is_dataclass
 from enum import Enum
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Mapping, Union, get_args, get_origin, get_type_hints
+from typing import Any, Callable, Iterator, Mapping, Union, get_args, get_origin, get_type_hints
 
 import yaml
 
-from designer.design import bom
+from designer.design import bom, verify
 from designer.design.bom import BomLine
 from designer.design.model import SCHEMA_VERSION, ConstraintStatus, Design
 from designer.errors import DesignFileError, InputError
@@ -50,7 +51,8 @@ _BOM_KEYS = ("category", "role", "sku", "quantity", "unit_price_usd", "total_usd
 _DERIVED_KEYS: Mapping[type, tuple[str, ...]] = MappingProxyType({BomLine: ("total_usd",)})
 # Fields rounded to other than bom.SIG_DIGITS significant digits.
 _DIGITS: Mapping[str, int] = MappingProxyType({"quantity": bom.QUANTITY_SIG_DIGITS})
-_MONEY_TEXT = re.compile(r"-?\d+(\.\d+)?")
+# At most 16 digits of dollars (verify.MAX_MONEY_USD is 10^15): a 400-digit string is refused, not infinity.
+_MONEY_TEXT = re.compile(r"-?\d{1,16}(\.\d{1,6})?")
 
 
 # A constraint in dollars (a budget) keeps its limit, value and slack to the cent like other money.
@@ -171,9 +173,20 @@ def dump_design(design: Design) -> str:
     text = yamlio.dump_yaml(head)
     assert text.endswith("\nbom: []\n"), "bom must be the last key of the design file"
     lines = bom.sort_lines(design.bom)
-    if not lines:
-        return text
-    return text[: -len("bom: []\n")] + "bom:\n" + "".join(f"- {_flow(_bom_item(line))}\n" for line in lines)
+    if lines:
+        text = text[: -len("bom: []\n")] + "bom:\n" + "".join(f"- {_flow(_bom_item(line))}\n" for line in lines)
+    return _with_digest(text)
+
+
+def _with_digest(text: str) -> str:
+    """The text with its content digest as the second line (after ``schema_version``)."""
+    first, rest = text.split("\n", 1)
+    return f"{first}\n{verify.DIGEST_KEY}: {verify.content_digest(text)}\n{rest}"
+
+
+def _without_digest(text: str) -> str:
+    first, rest = text.split("\n", 1)
+    return f"{first}\n{rest.split(chr(10), 1)[1]}" if rest.startswith(verify.DIGEST_KEY + ":") else text
 
 
 def design_to_json_dict(design: Design) -> dict[str, Any]:
@@ -231,7 +244,7 @@ class _Reader:
             if key not in allowed:
                 close = difflib.get_close_matches(str(key), allowed, n=1)
                 hint = f"did you mean {close[0]!r}?" if close else f"expected one of: {', '.join(allowed)}"
-                raise self.fail(path + (key,), f"unknown key {key!r}; {hint}", key=True)
+                raise self.fail(path + (key,), f"unknown key {yamlio.shown(key)}; {hint}", key=True)
         hints = get_type_hints(cls)
         extra = _money_names(cls, raw.get("unit"))
         kwargs: dict[str, Any] = {}
@@ -264,61 +277,73 @@ class _Reader:
             return MappingProxyType({str(k): self.value(item, v, path + (k,), name) for k, v in raw.items()})
         if tp is int:
             if isinstance(raw, bool) or not isinstance(raw, int):
-                raise self.fail(path, f"expected a whole number; got {_kind(raw)} {raw!r}")
+                raise self.fail(path, f"expected a whole number; got {_kind(raw)} {yamlio.shown(raw)}")
             if raw < 0:
                 raise self.fail(path, f"must not be negative; got {raw}")
+            if raw > verify.MAX_MAGNITUDE:
+                raise self.fail(path, f"{raw:.3g} is beyond any figure a design holds")
             return raw
         if tp is float:
             if _is_money(name) and isinstance(raw, str):
                 if not _MONEY_TEXT.fullmatch(raw.strip()):
-                    raise self.fail(path, f"expected dollars as a decimal string such as '12500.00'; got {raw!r}")
-                return float(raw)
-            if isinstance(raw, bool) or not isinstance(raw, (int, float)):
-                raise self.fail(path, f"expected a number; got {_kind(raw)} {raw!r}")
-            return float(raw)
+                    raise self.fail(path, f"expected dollars as a decimal string such as '12500.00'; got "
+                                          f"{yamlio.shown(raw)}")
+                number = float(raw)
+            elif isinstance(raw, bool) or not isinstance(raw, (int, float)):
+                raise self.fail(path, f"expected a number; got {_kind(raw)} {yamlio.shown(raw)}")
+            else:
+                number = float(raw) if abs(raw) <= verify.MAX_MAGNITUDE else math.inf
+            limit = verify.MAX_MONEY_USD if _is_money(name) else verify.MAX_MAGNITUDE
+            if not (math.isfinite(number) and abs(number) <= limit):
+                raise self.fail(path, f"{yamlio.shown(raw)} is beyond any figure a design holds (at most {limit:.0e})")
+            if number < 0 and path[-1] not in verify.SIGNED and name not in verify.SIGNED and not (
+                    len(path) > 1 and path[-2] in verify.SIGNED):
+                raise self.fail(path, f"must not be negative; got {number:g}")
+            return number
         if tp is str:
             if not isinstance(raw, str):
-                raise self.fail(path, f"expected text; got {_kind(raw)} {raw!r} (quote it)")
+                raise self.fail(path, f"expected text; got {_kind(raw)} {yamlio.shown(raw)} (quote it)")
             return raw
         if tp is bool:
             if not isinstance(raw, bool):
-                raise self.fail(path, f"expected true or false; got {_kind(raw)} {raw!r}")
+                raise self.fail(path, f"expected true or false; got {_kind(raw)} {yamlio.shown(raw)}")
             return raw
         raise TypeError(f"design field {_dotted(path)} has a type the reader does not know: {tp!r}")
 
 
-# Written money values are each rounded to cents, so a sum of three of them may be off by 1.5 cents.
-_SUM_TOLERANCE_USD = 0.02
+Warn = Callable[[DesignFileError], None]
 
 
-def _check(design: Design, reader: _Reader, raw: dict[str, Any]) -> None:
-    """Checks across fields: line totals, cost total, non-negative quantities and prices."""
+def _line_totals(design: Design, reader: _Reader, raw: dict[str, Any]) -> Iterator[DesignFileError]:
+    """Each BOM line's written total against quantity x unit price (mismatches)."""
     for i, (line, item) in enumerate(zip(design.bom, raw.get("bom") or [], strict=True)):
-        for name in ("quantity", "unit_price_usd", "unit_power_w"):
-            value = getattr(line, name)
-            if value is not None and value < 0:
-                raise reader.fail(("bom", i, name), f"must not be negative; got {value}")
-        if "total_usd" in item:
-            written = reader.value(float | None, item["total_usd"], ("bom", i, "total_usd"), "total_usd")
-            if (written is None) != (line.unit_price_usd is None):
-                raise reader.fail(("bom", i, "total_usd"), "an unpriced line (unit_price_usd null) has total_usd "
-                                                           "null, and only an unpriced line has")
-            if written is None:
-                continue
-            expected = bom.line_total_usd(line)
-            if abs(written - expected) > 0.005:
-                raise reader.fail(("bom", i, "total_usd"),
-                                  f"{bom.money_text(written)} is not quantity x unit_price_usd = "
-                                  f"{bom.money_text(expected)}; correct one of them")
-    cost = design.cost
-    parts = cost.capex_usd + cost.opex_usd + cost.cloud_usd - cost.residual_usd
-    if abs(cost.total_usd - parts) > _SUM_TOLERANCE_USD + 1e-12 * abs(parts):
-        raise reader.fail(("cost", "total_usd"),
-                          f"{bom.money_text(cost.total_usd)} is not capex_usd + opex_usd + cloud_usd - residual_usd = "
-                          f"{bom.money_text(parts)}; correct one of them")
+        if "total_usd" not in item:
+            continue
+        written = reader.value(float | None, item["total_usd"], ("bom", i, "total_usd"), "total_usd")
+        if (written is None) != (line.unit_price_usd is None):
+            raise reader.fail(("bom", i, "total_usd"), "an unpriced line (unit_price_usd null) has total_usd "
+                                                       "null, and only an unpriced line has")
+        if written is not None and abs(written - bom.line_total_usd(line)) > 0.005:
+            yield reader.fail(("bom", i, "total_usd"),
+                              f"{bom.money_text(written)} is not quantity x unit_price_usd = "
+                              f"{bom.money_text(bom.line_total_usd(line))}; the file was changed after it was written")
 
 
-def _from_doc(doc: yamlio.YamlDoc) -> Design:
+def _digest_problem(design: Design, reader: _Reader, written: Any) -> DesignFileError | None:
+    """The design's content digest recomputed from what was read, against the one written."""
+    where = (verify.DIGEST_KEY,)
+    if written is None:
+        return reader.fail((), f"no {verify.DIGEST_KEY}: written by an older designer or edited, so edits to it "
+                               "cannot be told; its values and totals were checked")
+    if not isinstance(written, str) or not verify.DIGEST_TEXT.fullmatch(written):
+        return reader.fail(where, f"expected 64 hexadecimal digits; got {yamlio.shown(written)}")
+    if written != verify.content_digest(_without_digest(dump_design(design))):
+        return reader.fail(where, "does not match the file's content: the design was changed after designer "
+                                  "wrote it (solve again, or pass --trust to read it as it is)")
+    return None
+
+
+def _from_doc(doc: yamlio.YamlDoc, trust: bool, warn: Warn | None) -> Design:
     data = doc.data
     reader = _Reader(doc)
     if not isinstance(data, dict):
@@ -331,35 +356,52 @@ def _from_doc(doc: yamlio.YamlDoc) -> Design:
         raise reader.fail((), "not a design file: no 'schema_version' key" + hint)
     version = data["schema_version"]
     if isinstance(version, bool) or version != SCHEMA_VERSION:
-        raise reader.fail(("schema_version",), f"unsupported schema_version {version!r}; this designer "
+        raise reader.fail(("schema_version",), f"unsupported schema_version {yamlio.shown(version)}; this designer "
                                                f"reads schema_version {SCHEMA_VERSION}")
-    design = reader.build(Design, data, ())
-    _check(design, reader, data)
+    fields_only = {k: v for k, v in data.items() if k != verify.DIGEST_KEY}
+    design = reader.build(Design, fields_only, ())
+    verify.check_values(design, reader.fail)
+    problems = [*_line_totals(design, reader, data), *verify.check_consistency(design, reader.fail)]
+    digest = _digest_problem(design, reader, data.get(verify.DIGEST_KEY))
+    if digest is not None and data.get(verify.DIGEST_KEY) is None:
+        if warn is not None:  # a file from before digests: read, with a warning
+            warn(digest)
+    elif digest is not None:
+        problems.append(digest)
+    if problems and not trust:
+        raise problems[0]
+    for problem in problems:
+        if warn is not None:
+            warn(problem)
     return design
 
 
-def parse_design(text: str, file: str = "<string>") -> Design:
-    """Read and validate a design file's text.
+def parse_design(text: str, file: str = "<string>", *, trust: bool = False, warn: Warn | None = None) -> Design:
+    """Read a design file's text and verify it (:mod:`designer.design.verify`).
 
     Args:
         text: the YAML text of a design file.
         file: the name used in error locations.
+        trust: report an inconsistency (a total that does not add up, a content digest that does
+            not match) through ``warn`` instead of raising it. Values out of range never pass.
+        warn: called with each problem passed over, and for a file without a content digest.
 
     Returns:
         The design, with exactly the values the text holds.
 
     Raises:
         DesignFileError: malformed YAML, wrong ``schema_version``, a missing or unknown key, a
-            value of the wrong type, or inconsistent totals; located ``FILE:LINE:COL``.
+            value of the wrong type or out of its range, or (without ``trust``) inconsistent
+            totals or content digest; located ``FILE:LINE:COL``.
     """
     try:
         doc = yamlio.load_yaml_text(text, file)
     except InputError as exc:
         raise DesignFileError(exc.message, exc.location) from None
-    return _from_doc(doc)
+    return _from_doc(doc, trust, warn)
 
 
-def load_design(path: str | Path) -> Design:
+def load_design(path: str | Path, *, trust: bool = False, warn: Warn | None = None) -> Design:
     """Read and validate a design file (see :func:`parse_design`).
 
     Raises:
@@ -369,4 +411,4 @@ def load_design(path: str | Path) -> Design:
         doc = yamlio.load_yaml(path)
     except InputError as exc:
         raise DesignFileError(exc.message, exc.location) from None
-    return _from_doc(doc)
+    return _from_doc(doc, trust, warn)

@@ -13,7 +13,7 @@ catalog ranges by the unit suffix every catalog field name carries (``_usd``, ``
 
 from __future__ import annotations
 
-__all__ = ["Range", "SPEC", "CATALOG_SUFFIXES", "CATALOG_COUNTS", "MAX_CATALOG_ENTRIES", "catalog_range",
+__all__ = ["MAX_NODES", "MAX_GPUS_PER_WORKLOAD", "Range", "SPEC", "CATALOG_SUFFIXES", "CATALOG_COUNTS", "MAX_CATALOG_ENTRIES", "catalog_range",
            "within", "ranges_markdown"]
 
 from dataclasses import dataclass
@@ -22,6 +22,10 @@ from typing import Callable
 from designer.spec import units
 
 _DAY, _YEAR, _HOUR = units.SECONDS_PER_DAY, units.SECONDS_PER_YEAR, units.SECONDS_PER_HOUR
+
+
+MAX_NODES = 100_000  # 800k GPUs: beyond any cluster built; larger asks are refused, not attempted
+MAX_GPUS_PER_WORKLOAD = 1_000_000
 
 
 def _plain(value: float) -> str:

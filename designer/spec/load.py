@@ -33,8 +33,7 @@ from designer.spec.models import (
 from designer.spec.schema import PREFERENCE_KEYS, SoftwareInput, SpecInput, _Model, _Workload
 from designer.spec.yamlio import YamlDoc, load_yaml_text, read_text
 
-MAX_NODES = 100_000  # 800k GPUs: beyond any cluster built; larger asks are refused, not attempted
-MAX_GPUS_PER_WORKLOAD = 1_000_000
+from designer.spec.bounds import MAX_GPUS_PER_WORKLOAD, MAX_NODES  # the limits live with the ranges
 # Megatron-LM's defaults for what a model may leave out (megatron/training/arguments.py):
 # ffn_hidden_size = 4 x hidden, or int(4 x hidden x 2/3 / 64) x 64 with --swiglu; the GPT-2 BPE
 # vocabulary of 50,257 padded to a multiple of 128 (make_vocab_size_divisible_by) is 50,304.
