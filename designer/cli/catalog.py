@@ -15,7 +15,7 @@ from typing import Callable, List, Optional
 
 import typer
 
-from designer.cli.run import err
+from designer.cli.run import err, show
 from designer.errors import DesignerError, InputError, Location
 
 catalog_app = typer.Typer(
@@ -35,7 +35,7 @@ def _emit(produce: Callable[[], tuple[str, str]]) -> None:
         message = exc.located() if isinstance(exc, InputError) else str(exc)
         err(f"error: {message}")
         raise typer.Exit(2) from None
-    typer.echo(text, nl=False)
+    show(text)
     if warning:
         typer.echo(warning, err=True, nl=False)
 

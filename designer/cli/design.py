@@ -15,7 +15,7 @@ from typing import List, Optional
 
 import typer
 
-from designer.cli.run import err, info, one_line, paint_diff, run
+from designer.cli.run import err, info, one_line, run, show
 from designer.errors import InputError, Location
 
 
@@ -64,7 +64,7 @@ def bom(
             raise InputError(f"--by must be 'rack', got {by!r}")
         d = load(design_path, trust)
         text = report.render_bom_by_rack(d, fmt.value) if by == "rack" else report.render_bom(d, fmt.value)
-        typer.echo(text, nl=False)
+        show(text)
         return 0
 
     run(body)
@@ -141,10 +141,9 @@ def diff(
         if fmt is DiffFormat.html:
             from designer.report import html
 
-            typer.echo(html.render_diff_html(d), nl=False)
+            show(html.render_diff_html(d))
         else:
-            text = report.render_diff(d, fmt.value)
-            typer.echo(paint_diff(text) if fmt is DiffFormat.table else text, nl=False, color=True)
+            show(report.render_diff(d, fmt.value), diff_colours=fmt is DiffFormat.table)
         if limit is not None and limit.exceeded_by(d):
             t = d.total
             pct = "" if t.delta_pct is None else f" ({t.delta_pct:+.1f}%)"
@@ -162,7 +161,7 @@ def explain(design_path: Path = typer.Argument(..., metavar="DESIGN", show_defau
     from designer import report
 
     def body() -> int:
-        typer.echo(report.render_explain(load(design_path, trust)), nl=False)
+        show(report.render_explain(load(design_path, trust)))
         return 0
 
     run(body)
@@ -239,7 +238,7 @@ def draw_command(
         limits = drawing_mod.MAX_BOXES if detail is None else (detail,) * 4
         drawing = draw.draw_design(d, catalog_load.load_catalog(catalog_files), max_boxes=limits)
         for warning in drawing.warnings:
-            err(f"warning: {warning}")
+            err(f"warning: {one_line(warning)}")
         data = plot.render_dot(drawing) if kind == "dot" else plot.render_drawing(drawing, kind)
         if output is None:
             typer.echo(data, nl=False)

@@ -14,7 +14,7 @@ from typing import List, Optional
 import typer
 
 from designer.cli.design import TRUST_OPTION, load
-from designer.cli.run import err, info, run
+from designer.cli.run import err, info, one_line, run, show
 
 
 def report_command(
@@ -42,9 +42,9 @@ def report_command(
         design = load(design_path, trust)
         page = html.render_review(design, catalog_load.load_catalog(catalog_files))
         for warning in page.warnings:
-            err(f"warning: {warning}")
+            err(f"warning: {one_line(warning)}")
         if output is None:
-            typer.echo(page.html, nl=False)
+            show(page.html)
         else:
             atomic.write_atomic(output, page.html, read)
             info(f"{output}: design review of {design.spec_name} ({len(design.bom)} BOM lines, "

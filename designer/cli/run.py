@@ -7,7 +7,7 @@ instead, for the traceback.
 
 from __future__ import annotations
 
-__all__ = ["state", "err", "info", "colour_on", "paint", "paint_diff", "one_line", "run"]
+__all__ = ["state", "show", "err", "info", "colour_on", "paint", "paint_diff", "one_line", "run"]
 
 import os
 import sys
@@ -43,6 +43,16 @@ def paint(text: str, colour: str, stream: TextIO) -> str:
     return f"\x1b[{_SGR[colour]}m{text}\x1b[0m" if colour_on(stream) else text
 
 
+def show(text: str, diff_colours: bool = False) -> None:
+    """Print a command's output (text as rendered, no newline added) with every control character
+    that the input put in it written visibly (:func:`designer.report.escape.terminal`); with
+    ``diff_colours``, the ``+ ~ -`` lines of a diff coloured afterwards (:func:`paint_diff`)."""
+    from designer.report import escape
+
+    text = escape.terminal(text)
+    typer.echo(paint_diff(text) if diff_colours else text, nl=False, color=diff_colours or None)
+
+
 def err(text: str) -> None:
     """Print a line on stderr; a leading ``error:`` or ``warning:`` is coloured on a terminal."""
     for word, colour in _PREFIXES:
@@ -55,6 +65,10 @@ def err(text: str) -> None:
 def info(text: str) -> None:
     """An informational line on stdout (a file written, a spec found valid); ``--quiet`` drops it."""
     if not state.get("quiet"):
+        if not text.isprintable():  # a name from the input may carry control characters
+            from designer.report import escape
+
+            text = escape.terminal(text)
         typer.echo(text)
 
 

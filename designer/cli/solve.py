@@ -12,7 +12,7 @@ from typing import Optional
 import typer
 
 from designer.cli.common import SOLVER_OPTION, SolverName
-from designer.cli.run import err, run, state
+from designer.cli.run import err, one_line, run, show, state
 
 WHOLE_TIME_LIMIT_OPTION = typer.Option(
     None, "--time-limit", min=0.1,
@@ -58,16 +58,16 @@ def solve(
         if output is not None:
             atomic.write_atomic(output, design_io.dump_design(result), read)
         for warning in result.warnings:
-            err(f"warning: {warning}")
+            err(f"warning: {one_line(warning)}")
         stale = prices.render_stale_prices(prices.stale_prices(result, date.today()))
         if stale:
-            err(f"warning: {stale}")
+            err(f"warning: {one_line(stale)}")
         if fmt is SolveFormat.json:
             typer.echo(jsondoc.dumps(design_io.design_to_json_dict(result)), nl=False)
         elif fmt is SolveFormat.yaml:
             typer.echo(design_io.dump_design(result), nl=False)
         else:
-            typer.echo(report.render_summary(result, fmt.value), nl=False)
+            show(report.render_summary(result, fmt.value))
         return 0
 
     run(body)
@@ -85,14 +85,14 @@ def estimate(
     def body() -> int:
         spec, catalog = inputs.load_inputs(spec_path)
         for warning in spec.warnings:
-            err(f"warning: {warning.located()}")
+            err(f"warning: {one_line(warning.located())}")
         result = planner.estimate(spec, catalog)
         for warning in result.warnings[len(spec.warnings):]:  # what the estimate found (a system not used whole)
-            err(f"warning: {warning}")
+            err(f"warning: {one_line(warning)}")
         if as_json:
             typer.echo(jsondoc.dumps(report_estimate.estimate_to_json_dict(result)), nl=False)
         else:
-            typer.echo(report_estimate.render_estimate(result), nl=False)
+            show(report_estimate.render_estimate(result))
         return 0
 
     run(body)

@@ -18,7 +18,7 @@ import typer
 
 from designer.cli.common import JOBS_OPTION, SCHEDULER_OPTION, SOLVER_OPTION, TIME_LIMIT_OPTION, SolverName
 from designer.cli.progress import ProgressBar
-from designer.cli.run import err, run
+from designer.cli.run import err, run, show
 from designer.errors import InputError
 from designer.spec import units
 
@@ -164,7 +164,7 @@ def frontier_command(
         if as_json:
             typer.echo(jsondoc.dumps(report_study.frontier_to_json_dict(result)), nl=False)
         else:
-            typer.echo(report_study.render_frontier_table(result), nl=False)
+            show(report_study.render_frontier_table(result))
         if output is not None and fmt is not None:
             atomic.write_data(output, plot.render_frontier(result, fmt, name=spec.name), read)
         return 0
@@ -204,7 +204,7 @@ def sweep_command(
         if as_json:
             typer.echo(jsondoc.dumps(report_study.sweep_to_json_dict(result)), nl=False)
         else:
-            typer.echo(report_study.render_sweep_table(result), nl=False)
+            show(report_study.render_sweep_table(result))
         return 0
 
     run(body)

@@ -10,6 +10,7 @@ from typing import Any
 
 from designer.design import bom
 from designer.design.model import Design
+from designer.report import escape
 from designer.report import fmt as f
 from designer.report import jsondoc
 
@@ -43,7 +44,7 @@ def _source(text: str, fmt: str) -> str:
 
 
 def _title(design: Design, what: str, fmt: str) -> str:
-    text = f"{what}: {design.spec_name}"
+    text = f"{what}: {f.text(design.spec_name, fmt)}"
     return f"### {text}\n\n" if f.is_markdown(fmt) else f"{text}\n\n"
 
 
@@ -73,8 +74,18 @@ def _csv(header: tuple[str, ...], rows: list[list[Any]]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(header)
-    writer.writerows(rows)
+    # Text from catalogs is escaped so that a spreadsheet never runs it as a formula; numbers as they are.
+    writer.writerows([escape.csv_cell(c) if isinstance(c, str) and not _is_number(c) else c for c in row]
+                     for row in rows)
     return out.getvalue()
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def render_bom(design: Design, fmt: str = "github") -> str:

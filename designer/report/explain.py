@@ -70,7 +70,7 @@ def render_explain(design: Design, fmt: str = "text") -> str:
     s = design.system
     chosen = (f"{system_line(s.deployment, s.nodes, s.server, s.fabric, s.topology)}; total "
               f"{f.usd(design.cost.total_usd)} over {f.num(design.horizon_days)} days ({design.objective})")
-    title = f"Why this design: {design.spec_name}"
+    title = f"Why this design: {f.text(design.spec_name, fmt)}"
     parts = [f"## {title}\n\nChosen: {chosen}." if fmt == "markdown" else f"{title}\n\nChosen: {chosen}."]
     if design.preferences:
         total = sum(p.credit_usd for p in design.preferences)

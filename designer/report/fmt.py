@@ -4,6 +4,7 @@ from __future__ import annotations
 
 __all__ = [
     "TABLE_FORMATS",
+    "Markdown",
     "bold",
     "check_format",
     "days",
@@ -14,6 +15,7 @@ __all__ = [
     "qty",
     "signed",
     "table",
+    "text",
     "usd",
     "usd_delta",
 ]
@@ -24,6 +26,7 @@ from tabulate import tabulate
 
 from designer.design import bom
 from designer.errors import InputError
+from designer.report import escape
 from designer.spec import units
 
 # Output format name -> tabulate format. "github" is GitHub's table without alignment colons;
@@ -91,17 +94,32 @@ def days(x: float | None) -> str:
     return "-" if x is None else f"{x:,.1f} days"
 
 
+class Markdown(str):
+    """Text that is already Markdown (written by a renderer, not taken from input): table cells
+    keep it as it is."""
+
+
 def bold(text: str, fmt: str) -> str:
     """Bold in Markdown formats, unchanged in text formats."""
-    return f"**{text}**" if is_markdown(fmt) and text else text
+    return Markdown(f"**{text}**") if is_markdown(fmt) and text else text
+
+
+def text(value: str, fmt: str) -> str:
+    """Untrusted text (a name, a source) on one line of a report in ``fmt``: Markdown syntax
+    escaped in Markdown formats, control characters written visibly everywhere
+    (:mod:`designer.report.escape`)."""
+    return escape.markdown_text(value) if is_markdown(fmt) else escape.visible(value)
 
 
 def _cell(value: object, markdown: bool) -> str:
     text = "" if value is None else str(value)
+    # A bare "|" ends a Markdown table cell and a line break ends the row; an escape sequence would
+    # drive the terminal. Cells that are our own Markdown (bold totals) are marked by _Markdown.
+    if isinstance(value, Markdown):
+        return text
     if markdown:
-        # A bare "|" ends a Markdown table cell and a line break ends the row.
-        text = text.replace("|", "\\|").replace("\r", " ").replace("\n", " ")
-    return text
+        return escape.markdown_text(text)
+    return escape.visible(text.replace("\r\n", " ").replace("\n", " "))
 
 
 def table(rows: Sequence[Sequence[object]], headers: Sequence[str], fmt: str, align: str = "") -> str:

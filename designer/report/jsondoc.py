@@ -11,6 +11,7 @@ __all__ = ["FORMAT_VERSION", "document", "dumps"]
 
 import json
 import math
+import re
 from typing import Any, Mapping
 
 FORMAT_VERSION = 1
@@ -33,7 +34,13 @@ def _finite(value: Any) -> Any:
     return value
 
 
+_HIDDEN = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
 def dumps(body: Mapping[str, Any]) -> str:
     """The JSON text of :func:`document` (indented, UTF-8 kept, one trailing newline). Always valid
     JSON: a quantity without a finite value (a time to train that never ends) is ``null``."""
-    return json.dumps(_finite(document(body)), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    text = json.dumps(_finite(document(body)), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    # JSON escapes C0 controls itself; C1 controls and bidirectional overrides it leaves raw, and a
+    # terminal showing the document would act on them. They only occur inside strings: \\u-escape.
+    return _HIDDEN.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

@@ -191,7 +191,7 @@ def render_summary(design: Design, fmt: str = "table") -> str:
     if fmt == "json":
         return jsondoc.dumps(design_to_json_dict(design))
     s = design.system
-    title = (f"Design {design.spec_name}: {system_line(s.deployment, s.nodes, s.server, s.fabric, s.topology)}, "
+    title = (f"Design {f.text(design.spec_name, fmt)}: {system_line(s.deployment, s.nodes, s.server, s.fabric, s.topology)}, "
              f"total {f.usd(design.cost.total_usd)}")
     meta = (f"objective {design.objective}, horizon {f.num(design.horizon_days)} days, "
             f"solver {design.solver.name} ({design.solver.status}, {design.solver.candidates:,} candidates), "
@@ -200,5 +200,5 @@ def render_summary(design: Design, fmt: str = "table") -> str:
              _system(design, fmt), _cost(design, fmt), _workloads(design, fmt), _top_bom(design, fmt),
              _alternatives(design, fmt)]
     if design.warnings:
-        parts.append(_heading("Warnings", fmt) + "\n".join(f"- {w}" for w in design.warnings))
+        parts.append(_heading("Warnings", fmt) + "\n".join(f"- {f.text(w, fmt)}" for w in design.warnings))
     return "\n\n".join(parts) + "\n"
