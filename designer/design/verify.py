@@ -117,17 +117,17 @@ def _tolerance(n: int) -> float:
     return 0.005 * n + 0.01
 
 
-def _sums(design: Design) -> Iterator[tuple[tuple[Any, ...], float, float, int, str]]:
-    """(where, written, re-added, terms, what) for every total a design file states."""
+def _sums(design: Design) -> Iterator[tuple[tuple[Any, ...], float, float, float, str]]:
+    """(where, written, re-added, tolerance, what) for every total a design file states."""
     c = design.cost
     parts = c.capex_usd + c.opex_usd + c.cloud_usd - c.residual_usd
-    yield ("cost", "total_usd"), c.total_usd, parts, 4, "capex_usd + opex_usd + cloud_usd - residual_usd"
+    yield ("cost", "total_usd"), c.total_usd, parts, _tolerance(4), "capex_usd + opex_usd + cloud_usd - residual_usd"
     if c.capex_by_category:
-        yield (("cost", "capex_usd"), c.capex_usd, sum(c.capex_by_category.values()), len(c.capex_by_category),
-               "the sum of capex_by_category")
+        yield (("cost", "capex_usd"), c.capex_usd, sum(c.capex_by_category.values()),
+               _tolerance(len(c.capex_by_category)), "the sum of capex_by_category")
     if c.opex_by_category:
-        yield (("cost", "opex_usd"), c.opex_usd, sum(c.opex_by_category.values()), len(c.opex_by_category),
-               "the sum of opex_by_category")
+        yield (("cost", "opex_usd"), c.opex_usd, sum(c.opex_by_category.values()),
+               _tolerance(len(c.opex_by_category)), "the sum of opex_by_category")
     if c.lines:
         by_kind: dict[str, list[float]] = defaultdict(list)
         for line in c.lines:
@@ -135,17 +135,21 @@ def _sums(design: Design) -> Iterator[tuple[tuple[Any, ...], float, float, int, 
         for kind, written in (("capex", c.capex_usd), ("opex", c.opex_usd), ("residual", c.residual_usd),
                               ("cloud", c.cloud_usd)):
             amounts = by_kind.get(kind, [])
-            yield (("cost", f"{kind}_usd"), written, sum(amounts), len(amounts),
+            yield (("cost", f"{kind}_usd"), written, sum(amounts), _tolerance(len(amounts)),
                    f"the sum of the cost lines of kind {kind}")
-    by_category: dict[str, list[float]] = defaultdict(list)
+    # A BOM line's total is its quantity times its unit price as written (to the cent), so it may
+    # differ from the amount the cost holds by half a cent per unit (cloud lines count hours).
+    by_category: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for line in design.bom:
         if line.unit_price_usd is not None:
-            by_category[line.category].append(bom.line_total_usd(line))
-    for category, totals in sorted(by_category.items()):
+            by_category[line.category].append((bom.line_total_usd(line), line.quantity))
+    for category, items in sorted(by_category.items()):
+        total = sum(t for t, _ in items)
+        tol = _tolerance(len(items)) + 0.005 * sum(abs(q) for _, q in items)
         if category == "cloud":
-            yield ("cost", "cloud_usd"), c.cloud_usd, sum(totals), len(totals), "the sum of the BOM's cloud lines"
+            yield ("cost", "cloud_usd"), c.cloud_usd, total, tol, "the sum of the BOM's cloud lines"
         elif category in c.capex_by_category:
-            yield (("cost", "capex_by_category", category), c.capex_by_category[category], sum(totals), len(totals),
+            yield (("cost", "capex_by_category", category), c.capex_by_category[category], total, tol,
                    f"the sum of the BOM's {category} lines")
 
 
@@ -153,11 +157,11 @@ def check_consistency(design: Design, fail: Fail) -> Iterator[Exception]:
     """Every total re-added and every plan re-multiplied; yields one located problem per mismatch.
 
     Model: money written to the cent, so a total of n amounts may differ from their sum by n half
-    cents; a workload's GPUs are tp x pp x dp x cp (expert parallelism runs inside dp, Megatron-Core's
+    cents (a BOM line by half a cent per unit of its quantity, its unit price being rounded); a workload's GPUs are tp x pp x dp x cp (expert parallelism runs inside dp, Megatron-Core's
     layout); a workload on the bought system uses at most its GPUs.
     """
-    for where, written, added, n, what in _sums(design):
-        if abs(written - added) > _tolerance(n) + 1e-12 * abs(added):
+    for where, written, added, tol, what in _sums(design):
+        if abs(written - added) > tol + 1e-12 * abs(added):
             yield fail(where, f"{bom.money_text(written)} is not {what} = {bom.money_text(added)}; "
                               "the file was changed after it was written")
     for i, w in enumerate(design.workloads):
