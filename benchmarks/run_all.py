@@ -18,6 +18,7 @@ SCRIPTS = [
     ("perf_speed.py", []),
     ("topology_scale.py", []),
     ("validate.py", []),
+    ("design_read.py", []),
     ("solve_scale.py", ["--quick"]),
     ("study_scale.py", ["--quick"]),
 ]

@@ -17,6 +17,7 @@ __all__ = [
 
 import collections.abc
 import difflib
+import functools
 import math
 import numbers
 import re
@@ -225,6 +226,13 @@ def _kind(raw: Any) -> str:
             float: "a number"}.get(type(raw), type(raw).__name__)
 
 
+@functools.lru_cache(maxsize=None)
+def _shape(cls: type) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """A design dataclass's fields and resolved type hints, worked out once per class (resolving
+    the hints is most of the cost of reading a design file otherwise)."""
+    return fields(cls), get_type_hints(cls)
+
+
 class _Reader:
     """Validates plain data against the design dataclasses, driven by their type hints."""
 
@@ -236,7 +244,8 @@ class _Reader:
         return DesignFileError(f"{where}: {message}" if where else message, self.doc.locate(path, key=key))
 
     def build(self, cls: type, raw: Any, path: tuple[Any, ...]) -> Any:
-        names = [f.name for f in fields(cls)]
+        cls_fields, hints = _shape(cls)
+        names = [f.name for f in cls_fields]
         if not isinstance(raw, dict):
             raise self.fail(path, f"expected a mapping with keys {', '.join(names)}; got {_kind(raw)}")
         allowed = names + list(_DERIVED_KEYS.get(cls, ()))
@@ -245,10 +254,9 @@ class _Reader:
                 close = difflib.get_close_matches(str(key), allowed, n=1)
                 hint = f"did you mean {close[0]!r}?" if close else f"expected one of: {', '.join(allowed)}"
                 raise self.fail(path + (key,), f"unknown key {yamlio.shown(key)}; {hint}", key=True)
-        hints = get_type_hints(cls)
         extra = _money_names(cls, raw.get("unit"))
         kwargs: dict[str, Any] = {}
-        for f in fields(cls):
+        for f in cls_fields:
             if f.name in raw:
                 name = f.name + ("_usd" if f.name in extra else "")
                 kwargs[f.name] = self.value(hints[f.name], raw[f.name], path + (f.name,), name)
@@ -329,21 +337,25 @@ def _line_totals(design: Design, reader: _Reader, raw: dict[str, Any]) -> Iterat
                               f"{bom.money_text(bom.line_total_usd(line))}; the file was changed after it was written")
 
 
-def _digest_problem(design: Design, reader: _Reader, written: Any) -> DesignFileError | None:
-    """The design's content digest recomputed from what was read, against the one written."""
+def _digest_problem(design: Design, reader: _Reader, written: Any, text: str | None) -> DesignFileError | None:
+    """The design's content digest against the one written: first of the file's own text (a file
+    as designer wrote it matches at the cost of one sha256), and only when that differs (a file
+    reformatted, or edited) of the canonical text of the design as read, which takes a full dump."""
     where = (verify.DIGEST_KEY,)
     if written is None:
         return reader.fail((), f"no {verify.DIGEST_KEY}: written by an older designer or edited, so edits to it "
                                "cannot be told; its values and totals were checked")
     if not isinstance(written, str) or not verify.DIGEST_TEXT.fullmatch(written):
         return reader.fail(where, f"expected 64 hexadecimal digits; got {yamlio.shown(written)}")
+    if text is not None and written == verify.content_digest(_without_digest(text)):
+        return None
     if written != verify.content_digest(_without_digest(dump_design(design))):
         return reader.fail(where, "does not match the file's content: the design was changed after designer "
                                   "wrote it (solve again, or pass --trust to read it as it is)")
     return None
 
 
-def _from_doc(doc: yamlio.YamlDoc, trust: bool, warn: Warn | None) -> Design:
+def _from_doc(doc: yamlio.YamlDoc, text: str | None, trust: bool, warn: Warn | None) -> Design:
     data = doc.data
     reader = _Reader(doc)
     if not isinstance(data, dict):
@@ -362,7 +374,7 @@ def _from_doc(doc: yamlio.YamlDoc, trust: bool, warn: Warn | None) -> Design:
     design = reader.build(Design, fields_only, ())
     verify.check_values(design, reader.fail)
     problems = [*_line_totals(design, reader, data), *verify.check_consistency(design, reader.fail)]
-    digest = _digest_problem(design, reader, data.get(verify.DIGEST_KEY))
+    digest = _digest_problem(design, reader, data.get(verify.DIGEST_KEY), text)
     if digest is not None and data.get(verify.DIGEST_KEY) is None:
         if warn is not None:  # a file from before digests: read, with a warning
             warn(digest)
@@ -398,7 +410,7 @@ def parse_design(text: str, file: str = "<string>", *, trust: bool = False, warn
         doc = yamlio.load_yaml_text(text, file)
     except InputError as exc:
         raise DesignFileError(exc.message, exc.location) from None
-    return _from_doc(doc, trust, warn)
+    return _from_doc(doc, text, trust, warn)
 
 
 def load_design(path: str | Path, *, trust: bool = False, warn: Warn | None = None) -> Design:
@@ -408,7 +420,8 @@ def load_design(path: str | Path, *, trust: bool = False, warn: Warn | None = No
         DesignFileError: the file is missing, unreadable, not UTF-8, malformed or invalid; located.
     """
     try:
-        doc = yamlio.load_yaml(path)
+        text = yamlio.read_text(path)
+        doc = yamlio.load_yaml_text(text, str(path))
     except InputError as exc:
         raise DesignFileError(exc.message, exc.location) from None
-    return _from_doc(doc, trust, warn)
+    return _from_doc(doc, text, trust, warn)

@@ -61,6 +61,22 @@ def test_reformatting_keeps_the_digest_valid() -> None:
     parse_design(text, "d.yaml")
 
 
+def test_a_file_as_written_is_checked_against_its_own_text_without_a_re_dump(monkeypatch) -> None:
+    # The digest of the file's own text matches: no canonical re-dump (the cost of reading a design
+    # file drops from a full YAML dump to one sha256). A reformatted file takes the re-dump.
+    from designer.design import io as design_io
+
+    dumps: list[int] = []
+    real = design_io.dump_design
+    monkeypatch.setattr(design_io, "dump_design", lambda d: dumps.append(1) or real(d))
+    parse_design(QUICKSTART, "d.yaml")
+    assert dumps == []
+    parse_design(QUICKSTART.replace("objective: min_total_cost\n", "objective: 'min_total_cost'\n"), "d.yaml")
+    assert dumps == [1]
+    # An edit is still caught: its text no longer matches, and neither does the re-dump.
+    assert "does not match" in str(_error(QUICKSTART.replace("horizon_days: 1095", "horizon_days: 1096")))
+
+
 def test_a_file_without_a_digest_is_read_with_a_warning() -> None:
     old = re.sub(r"design_digest: \w+\n", "", QUICKSTART)
     warnings: list[DesignFileError] = []
@@ -88,7 +104,7 @@ def test_a_bom_that_no_longer_adds_up_to_the_capex() -> None:
 
 
 @pytest.mark.parametrize("pattern, new, message", [
-    (r"  capex_usd: '(\d+)\.00'", r"  capex_usd: '\g<1>9.00'", "is not capex_usd + opex_usd + cloud_usd - residual_usd"),
+    (r"  capex_usd: '(\d+)\.(\d\d)'", r"  capex_usd: '\g<1>9.\g<2>'", "is not capex_usd + opex_usd + cloud_usd - residual_usd"),
     (r"    power: '[\d.]+'\n", "    power: '1.00'\n", "cost.opex_usd: "),
     (r"  amount_usd: '[\d.]+'(?=\n    basis: [^\n]*recovered)", "  amount_usd: '1.00'",
      "cost.residual_usd: "),
