@@ -157,7 +157,8 @@ CATALOG_SUFFIXES: dict[str, Range] = {
     "efficiency": Range(0.0, 1.0, _plain),
     "pue": Range(1.0, 5.0, _plain),
 }
-# Whole numbers, by field name; the breakout's port counts are checked as "breakout_ports".
+# By field name: whole numbers (the breakout's port counts are checked as "breakout_ports") and a
+# price book's exchange rate.
 CATALOG_COUNTS: dict[str, Range] = {
     "ports": Range(1, 4096, _plain, "the largest switches have hundreds of ports, chassis a few thousand"),
     "cages": Range(1, 4096), "logical_ports": Range(1, 64), "breakout_ports": Range(1, 16_384),
@@ -165,6 +166,7 @@ CATALOG_COUNTS: dict[str, Range] = {
     "nics": Range(1, 256), "nic_cages": Range(1, 256), "storage_nics": Range(0, 256),
     "rack_units": Range(1, 100), "max_instances": Range(1, 1_000_000),
     "capacity_block_max_instances": Range(1, 1_000_000), "storage_checkpoints_kept": Range(1, 10_000),
+    "exchange_rate": Range(1e-6, 1e6, _plain, "units of a currency per US dollar: about 0.3 to a few 10,000"),
 }
 # Entries per kind once every catalog is merged: built-in kinds hold tens; each entry multiplies
 # the candidates the optimizer weighs, so a 10,000-switch catalog is refused rather than searched.

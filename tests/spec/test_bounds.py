@@ -82,9 +82,10 @@ def test_every_number_of_every_catalog_kind_has_a_range():
             hint = hints[f.attr]
             if hint is bool or typing.get_origin(hint) is typing.Union and bool in typing.get_args(hint):
                 continue
-            # A breakout's rates and counts are checked apart; spares are fractions (0 to 1 by their parser).
+            # A breakout's rates and counts are checked apart; spares and a price book's discounts
+            # are fractions (0 to 1 by their parser).
             if (_numeric(hint) or "float" in str(hint)) and bounds.catalog_range(f.attr) is None \
-                    and f.attr not in ("breakout", "spares"):
+                    and f.attr not in ("breakout", "spares", "discounts"):
                 missing.append(f"{kind}.{f.key}")
     assert missing == []
 
