@@ -166,6 +166,8 @@ CATALOG_COUNTS: dict[str, Range] = {
     "nics": Range(1, 256), "nic_cages": Range(1, 256), "storage_nics": Range(0, 256),
     "rack_units": Range(1, 100), "max_instances": Range(1, 1_000_000),
     "capacity_block_max_instances": Range(1, 1_000_000), "storage_checkpoints_kept": Range(1, 10_000),
+    "domain_gpus": Range(0, 10_000, _plain, "GPUs in one NVLink domain (0: the whole server); NVL576 is the largest announced"),
+    "compute_trays": Range(1, 1024), "switch_trays": Range(0, 1024), "cpus": Range(0, 1024),
     "exchange_rate": Range(1e-6, 1e6, _plain, "units of a currency per US dollar: about 0.3 to a few 10,000"),
 }
 # Entries per kind once every catalog is merged: built-in kinds hold tens; each entry multiplies
