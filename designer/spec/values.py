@@ -26,7 +26,7 @@ from typing import Annotated, Any, Mapping
 
 from pydantic import AfterValidator, BeforeValidator, Field
 
-from designer.spec import rates, units
+from designer.spec import bounds, rates, units
 
 
 @dataclass(frozen=True, eq=False)  # compared and hashed by identity: Annotated metadata must hash
@@ -180,6 +180,9 @@ def _weight(value: Any) -> Any:
             raise ValueError(f"cannot read {value.strip()[:60]!r} as a weight; write it like $250k or 5%") from None
         if usd <= 0:
             raise ValueError(f"{value.strip()[:40]!r}: a weight in dollars is above $0")
+        if usd > bounds.SPEC["budget"].hi:  # the largest budget a spec may give: no weight is worth more
+            raise ValueError(f"{value.strip()[:40]!r}: a weight in dollars must lie between $0 and "
+                             f"{bounds.SPEC['budget'].show(bounds.SPEC['budget'].hi)}")
         return ("usd", usd)
     raise ValueError("a weight is written with its unit, like $250k or 5%")
 
