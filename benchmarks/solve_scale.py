@@ -19,7 +19,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 from specs_large import large_spec, min_time_spec  # noqa: E402
 
-from designer.optimize import batches, explain  # noqa: E402
+from designer.optimize import alternatives, batches, explain  # noqa: E402
 from designer.optimize.workspace import Workspace  # noqa: E402
 from designer.planner.assemble import assemble_design  # noqa: E402
 from designer.planner.compile import compile_task  # noqa: E402
@@ -33,7 +33,7 @@ def run(path: pathlib.Path) -> str:
     th = ws.task.thresholds
     sol = batches.solve(ws, th)
     main = time.perf_counter() - start
-    alts = explain.alternatives(ws, th, sol, solver="highs", time_limit_s=None)
+    alts = alternatives.alternatives(ws, th, sol, solver="highs", time_limit_s=None)
     status = explain.constraint_status(ws, th, sol, solver="highs", time_limit_s=None)
     design = assemble_design(spec, ws, sol, alts, status, ())
     total = time.perf_counter() - start

@@ -17,7 +17,7 @@
 
 from __future__ import annotations
 
-__all__ = ["solve"]
+__all__ = ["solve", "NONE_IN_BUDGET"]
 
 import math
 from typing import Iterable
@@ -42,7 +42,7 @@ _SAME_OBJECTIVE = 1e-9  # relative difference of two programs' objectives that c
 
 def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, limits: Limits | None = None,
           objective: str | None = None, solver: str = "highs", time_limit_s: float | None = None,
-          cutoff: float | None = None) -> Solution:
+          cutoff: float | None = None, evaluations: int | None = None) -> Solution:
     """Optimum over the candidates ``keys`` (all by default): on-prem candidates in order of
     their cost bound, a batch at a time (see the module docstring), stopping once the bound
     reaches the best cost found (``min_total_cost``; other objectives try every candidate).
@@ -57,6 +57,10 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
         time_limit_s: a time limit for each integer program.
         cutoff: only a design cheaper than this is wanted (a known design's total cost);
             candidates whose bound reaches it are never evaluated.
+        evaluations: evaluate at most this many on-prem candidates not evaluated before (those
+            the workspace has already evaluated are free). When the search needs more, the best
+            design so far is returned as ``feasible`` with its gap to the lowest bound of the
+            candidates left, as when the deadline passes; explanations use it to stay cheap.
 
     When the workspace's deadline (:class:`~designer.optimize.clock.Deadline`) passes, the best
     design so far is returned as ``feasible``, its gap measured against the lowest bound of the
@@ -107,6 +111,7 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
     first = late is None
     if late is not None:
         late, pending = [*pending, *late], []
+    budget_out = False  # the search stopped because ``evaluations`` were spent
     while first or pending:
         first = False
         batch = []
@@ -120,6 +125,11 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
                 break
             if prunable and adjusted(bounds.lower_bound(ws, k, th, keys=cloud)) >= best_total:
                 continue
+            if evaluations is not None and not ws.evaluated(k):
+                if evaluations <= 0:
+                    late, budget_out = [k, *pending], True
+                    break
+                evaluations -= 1
             if not ws.prepare(k, th):
                 continue
             if prunable and adjusted(bounds.refined_bound(ws, k, th, cloud)) >= best_total:
@@ -154,12 +164,12 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
         best, best_total = sol, (total - sol.credit_usd if prunable else math.inf)
     if best is None:
         if late is not None:
-            raise SolverTimeoutError(_NONE_IN_TIME)
+            raise SolverTimeoutError(NONE_IN_BUDGET if budget_out else _NONE_IN_TIME)
         raise InfeasibleError("no design over the candidates meets the constraints"
                               + (" and is cheaper than the cutoff" if cutoff is not None else ""))
     if late:
         late_bounds = [first_bounds.get(k, 0.0) for k in late] if prunable else None
-        best = _out_of_time(best, late_bounds, len(late), len(onprem))
+        best = _out_of_time(best, late_bounds, len(late), len(onprem), budget_out)
     return best
 
 
@@ -178,15 +188,19 @@ def _cloud_only(ws: Workspace, ready: list[str], th: Thresholds, limits: Limits 
 
 
 _NONE_IN_TIME = "no feasible design found within the time limit"
+NONE_IN_BUDGET = "no feasible design found among the candidates evaluated"
 
 
-def _out_of_time(best: Solution, late_bounds: list[float] | None, left: int, total: int) -> Solution:
-    """``best`` as the answer of a search the deadline cut short: ``feasible``, its gap to the
-    lowest cost bound of the candidates left untried (unknown, 100%, where costs have no bound)."""
+def _out_of_time(best: Solution, late_bounds: list[float] | None, left: int, total: int,
+                 budget_out: bool = False) -> Solution:
+    """``best`` as the answer of a search the deadline (or its evaluation budget) cut short:
+    ``feasible``, its gap to the lowest cost bound of the candidates left untried (unknown,
+    100%, where costs have no bound)."""
     total_usd = best.capex_usd + best.opex_usd + best.cloud_usd
     if late_bounds is not None and total_usd > 0:
         gap = max(best.gap, (total_usd - min(min(late_bounds), total_usd)) / total_usd)
     else:
         gap = 1.0
-    note = f"time limit reached with {left} of {total} on-prem candidates untried"
+    why = "evaluation budget spent" if budget_out else "time limit reached"
+    note = f"{why} with {left} of {total} on-prem candidates untried"
     return replace(best, status="feasible", gap=gap, note="; ".join(x for x in (best.note, note) if x))

@@ -1,5 +1,5 @@
-"""Explanations found by solving: why a spec is infeasible and what to relax, which constraints
-bind, and the best design of every fabric and deployment with the reason it lost.
+"""Explanations found by solving: why a spec is infeasible and what to relax, and which constraints
+bind (the best design of every class is :mod:`designer.optimize.alternatives`).
 
 Every suggestion comes from re-solving the integer program with one constraint changed, never
 from a rule of thumb. Feasibility is monotone in each relaxed quantity (a bigger budget, a lower
@@ -9,22 +9,21 @@ a re-solve (budgets, power, racks) or is found by bisection (utilization, deadli
 
 from __future__ import annotations
 
-__all__ = ["diagnose", "shortfalls", "alternatives", "constraint_status", "Measures", "program_measures", "line_deltas",
-           "DOMAIN_GROUP"]
+__all__ = ["diagnose", "shortfalls", "constraint_status", "Measures", "program_measures"]
 
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Callable, Mapping
 
-from designer.design.model import Alternative, ConstraintStatus
+from designer.design.model import ConstraintStatus
 from designer.errors import InfeasibleError, SolverTimeoutError
-from designer.optimize import batches, evaluate
+from designer.optimize import batches
 from designer.optimize.clock import OutOfTime
 from designer.optimize.milp import Solution
 from designer.optimize.problem import Limits
 from designer.optimize.task import Thresholds
 from designer.optimize.workspace import Workspace
-from designer.spec.units import SECONDS_PER_DAY, format_money, format_money_short, format_power
+from designer.spec.units import SECONDS_PER_DAY, format_money, format_power
 
 _REL = 1e-6  # relative objective change that counts as "lower"
 _UTIL_STEP = 0.005  # precision of the suggested utilization target
@@ -32,8 +31,6 @@ _DEADLINE_STEP = 0.005  # relative precision of a suggested deadline
 _MAX_DEADLINE_FACTOR = 20.0
 _BIND_STEP = 0.10  # loosening step of the binding test (budgets, power, racks, deadlines)
 _UTIL_BIND_STEP = 0.05
-# Alternatives by scale-up domain size (8-GPU servers against NVL72 racks): "domain=72".
-DOMAIN_GROUP = "domain="
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,13 +63,15 @@ def _larger(sol: Solution, measure: Callable[[Solution], Measures]) -> Measures:
 
 def _try(ws: Workspace, th: Thresholds, *, limits: Limits | None = None, keys=None,
          objective: str | None = None, solver: str, time_limit_s: float | None,
-         cutoff: float | None = None) -> Solution | None:
+         cutoff: float | None = None, evaluations: int | None = None) -> Solution | None:
+    """The optimum of a re-solve with one thing changed, or None when nothing qualifies (or,
+    with ``evaluations``, nothing was found among that many newly evaluated candidates)."""
     # An explanation from a search the command's deadline cut short could be wrong: none is given.
     if ws.deadline.expired():
         raise OutOfTime
     try:
         sol = batches.solve(ws, th, keys=keys, limits=limits, objective=objective, solver=solver,
-                            time_limit_s=time_limit_s, cutoff=cutoff)
+                            time_limit_s=time_limit_s, cutoff=cutoff, evaluations=evaluations)
     except (InfeasibleError, SolverTimeoutError):
         sol = None
     if ws.deadline.expired():
@@ -198,131 +197,19 @@ def diagnose(ws: Workspace, th: Thresholds, *, solver: str, time_limit_s: float 
     return InfeasibleError(message, reasons=tuple(dict.fromkeys(reasons)), relaxations=tuple(relax))
 
 
-def _groups(ws: Workspace) -> list[tuple[str, set[str]]]:
-    groups: dict[str, set[str]] = {}
-    domains: dict[int, set[str]] = {}
-    for c in ws.candidates:
-        groups.setdefault(f"fabric={c.fabric}", set()).add(c.key)
-        groups.setdefault(f"deployment={c.deployment.value}", set()).add(c.key)
-        domains.setdefault(evaluate.scaleup_domain(c, ws.catalog).gpus, set()).add(c.key)
-    # 8-GPU servers against rack-scale NVLink domains: a class of its own where both are allowed.
-    if len(domains) > 1:
-        for size, keys in sorted(domains.items()):
-            groups[f"{DOMAIN_GROUP}{size}"] = keys
-    order = sorted(groups, key=lambda g: (not g.startswith("deployment"), g.startswith(DOMAIN_GROUP), g))
-    return [(g, groups[g]) for g in order]
-
-
-def _workload_figures(sol: Solution) -> str:
-    """GPUs and utilization of each workload of a solution, for a reason a reader can check."""
-    parts = [f"{w} on {o.gpus} GPUs at {o.utilization:.1%} utilization" for w, (_, o) in sorted(sol.assignment.items())]
-    return ", ".join(parts)
-
-
-def _main_candidate(ws: Workspace, sol: Solution):
-    if sol.onprem_key:
-        return ws.by_key[sol.onprem_key]
-    return ws.by_key[sorted(k for k, _ in sol.assignment.values())[0]]
-
-
-def _nodes(ws: Workspace, sol: Solution) -> int:
-    if sol.onprem_key:
-        return sol.nodes
-    main = _main_candidate(ws, sol)
-    return max(-(-o.gpus // main.gpus_per_node) for _, o in sol.assignment.values())
-
-
-def alternatives(ws: Workspace, th: Thresholds, sol: Solution, *, solver: str, time_limit_s: float | None,
-                 measure: Callable[[Solution], Measures] = program_measures) -> list[Alternative]:
-    """The best design in every fabric and deployment class, and why it lost to ``sol``; each
-    priced and checked against the limits as ``measure`` counts it (the design's own figures when
-    the planner passes them)."""
-    chosen = measure(sol)
-    chosen_total = chosen.total_usd
-    used = {key for key, _ in sol.assignment.values()}
-    run = dict(solver=solver, time_limit_s=time_limit_s)
-    out = []
-    for label, keys in _groups(ws):
-        if used <= keys:
-            main = _main_candidate(ws, sol)
-            out.append(Alternative(label, main.deployment.value, main.fabric, main.topology, main.server,
-                                   _nodes(ws, sol), chosen_total, 0.0, True, "chosen"))
-            continue
-        alt = _try(ws, th, keys=keys, **run)
-        if alt is not None:
-            main = _main_candidate(ws, alt)
-            shown = measure(alt)
-            total = shown.total_usd
-            delta = total - chosen_total
-            moved = line_deltas(chosen.by_line, shown.by_line)
-            reason = (f"costs {format_money(delta)} more" if delta >= 0
-                      else f"costs {format_money(-delta)} less but loses on {ws.task.objective}")
-            if moved and abs(delta) >= 0.005:
-                reason += " (" + ", ".join(f"{k} {_signed(v)}" for k, v in _largest(moved)) + ")"
-            if label.startswith(DOMAIN_GROUP):
-                # Domains trade price against utilization: say both, for this design and the chosen one.
-                reason += f" ({_workload_figures(alt)}; chosen: {_workload_figures(sol)})"
-            budget = ws.limits().total_usd
-            fits = budget is None or total <= budget
-            if not fits:
-                # It fits the budget as the program counts racks, not once laid out by row.
-                reason = f"over budget once laid out: {format_money(total)} > {format_money(budget)}"
-            out.append(Alternative(label, main.deployment.value, main.fabric, main.topology, main.server,
-                                   _nodes(ws, alt), total, delta, fits, reason, MappingProxyType(moved)))
-            continue
-        reasons = _best_achievable(ws, th, keys)
-        if not reasons:
-            free = _try(ws, th, keys=keys, limits=Limits(nodes=ws.task.limits.nodes), **run)
-            lim = ws.limits()
-            m = measure(free) if free is not None else None
-            if m is None:
-                reasons = ["no design of this class holds every workload"]
-            elif lim.total_usd is not None and m.total_usd > lim.total_usd:
-                reasons = [f"over budget: {format_money(m.total_usd)} > {format_money(lim.total_usd)}"]
-            elif lim.capex_usd is not None and m.capex_usd > lim.capex_usd:
-                reasons = [f"over the capex budget: {format_money(m.capex_usd)} > {format_money(lim.capex_usd)}"]
-            elif lim.power_w is not None and m.power_w > lim.power_w:
-                reasons = [f"needs {format_power(m.power_w)} > max_power {format_power(lim.power_w)}"]
-            else:
-                reasons = ["exceeds the rack limit"]
-        sample = ws.by_key[sorted(keys)[0]]
-        out.append(Alternative(label, sample.deployment.value, sample.fabric, sample.topology, sample.server,
-                               0, None, None, False, "; ".join(reasons)))
-    return out
-
-
-_SHOWN_LINES = 3  # cost lines a reason names
-
-
-def line_deltas(chosen: Mapping[str, float], other: Mapping[str, float]) -> dict[str, float]:
-    """Per cost line, what another design costs more (or less) than the chosen one; lines that do
-    not move (to the cent) are left out. This says which line moved the choice."""
-    out = {}
-    for name in sorted(set(chosen) | set(other)):
-        d = other.get(name, 0.0) - chosen.get(name, 0.0)
-        if abs(d) >= 0.005:
-            out[name] = d
-    return out
-
-
-def _largest(moved: Mapping[str, float]) -> list[tuple[str, float]]:
-    return sorted(moved.items(), key=lambda kv: (-abs(kv[1]), kv[0]))[:_SHOWN_LINES]
-
-
-def _signed(usd: float) -> str:
-    return ("+" if usd >= 0 else "-") + format_money_short(abs(usd))
-
-
 def constraint_status(ws: Workspace, th: Thresholds, sol: Solution, *, solver: str,
                       time_limit_s: float | None,
                       measure: Callable[[Solution], Measures] = program_measures) -> list[ConstraintStatus]:
     """Every constraint of the spec at the chosen design: value, limit, slack, and whether it binds.
 
-    A constraint binds when loosening it, and only it, by a step lets the solver find a better
-    design: budgets, power and racks by 10%, a deadline by 10%, the utilization target by 0.05.
-    A finite step (a shadow price over a step, not at a point) is used because the program is
-    discrete: a deadline with days to spare can still bind when the next smaller cluster would
-    miss it by a day.
+    A constraint binds when relaxing it, and only it, changes the design: the re-solve finds a
+    better one. Budgets, power and racks are relaxed by removing the limit (a limit that rules
+    out a cheaper design binds however far that design is); a deadline is extended by 10% and
+    the utilization target lowered by 0.05, finite steps because the program is discrete (a
+    deadline with days to spare can still bind when the next smaller cluster would miss it by a
+    day). Deadlines are tested in groups: relaxing a group admits every design any of its
+    members would, so a group that changes nothing clears all its members in one re-solve, and
+    only groups that do are split (about 2 b log2 W re-solves for b binding deadlines of W).
 
     Values and slack are reported as ``measure`` counts them: the bill of materials and floor
     layout when the planner passes them, the figures the design shows.
@@ -348,21 +235,21 @@ def constraint_status(ws: Workspace, th: Thresholds, sol: Solution, *, solver: s
     if limits.total_usd is not None:
         slack = prunable and total < limits.total_usd
         out.append(ConstraintStatus("budget.total", limits.total_usd, shown_total,
-                                    not slack and binds(lim=replace(limits, total_usd=limits.total_usd * step)),
+                                    not slack and binds(lim=replace(limits, total_usd=None)),
                                     limits.total_usd - shown_total, "USD"))
     if limits.capex_usd is not None:
         slack = prunable and total < limits.capex_usd
         out.append(ConstraintStatus("budget.capex", limits.capex_usd, shown_capex,
-                                    not slack and binds(lim=replace(limits, capex_usd=limits.capex_usd * step)),
+                                    not slack and binds(lim=replace(limits, capex_usd=None)),
                                     limits.capex_usd - shown_capex, "USD"))
     if limits.power_w is not None:
         p = shown.power_w
         out.append(ConstraintStatus("constraints.max_power", limits.power_w, p,
-                                    binds(lim=replace(limits, power_w=limits.power_w * step)), limits.power_w - p, "W"))
+                                    binds(lim=replace(limits, power_w=None)), limits.power_w - p, "W"))
     if limits.racks is not None:
         r = shown.racks
         out.append(ConstraintStatus("constraints.max_racks", float(limits.racks), r,
-                                    binds(lim=replace(limits, racks=int(limits.racks * step) + 1)), limits.racks - r,
+                                    binds(lim=replace(limits, racks=None)), limits.racks - r,
                                     "racks"))
     if th.min_utilization > 0:
         bind = binds(t=replace(th, min_utilization=max(0.0, th.min_utilization - _UTIL_BIND_STEP)))
@@ -370,13 +257,40 @@ def constraint_status(ws: Workspace, th: Thresholds, sol: Solution, *, solver: s
             _, o = sol.assignment[w.name]
             out.append(ConstraintStatus(f"min_utilization[{w.name}]", th.min_utilization, o.utilization, bind,
                                         o.utilization - th.min_utilization, "fraction"))
+    def deadlines_bind(names: list[str]) -> bool:
+        deadlines = dict(th.deadlines_s)
+        for name in names:
+            deadlines[name] = th.deadlines_s[name] * step
+        return binds(t=replace(th, deadlines_s=MappingProxyType(deadlines)))
+
+    binding = _binding_members([w.name for w in ws.workloads if w.deadline_s is not None], deadlines_bind)
     for w in ws.workloads:
         if w.deadline_s is None:
             continue
         _, o = sol.assignment[w.name]
-        deadlines = dict(th.deadlines_s)
-        deadlines[w.name] = th.deadlines_s[w.name] * step
-        bind = binds(t=replace(th, deadlines_s=MappingProxyType(deadlines)))
+        bind = w.name in binding
         out.append(ConstraintStatus(f"deadline[{w.name}]", w.deadline_s / SECONDS_PER_DAY, o.time_s / SECONDS_PER_DAY,
                                     bind, (w.deadline_s - o.time_s) / SECONDS_PER_DAY, "days"))
     return out
+
+
+def _binding_members(names: list[str], binds: Callable[[list[str]], bool]) -> set[str]:
+    """The members of ``names`` that bind on their own, by group testing: ``binds(group)``
+    relaxes a whole group (monotone: a group binds if any member does, and relaxing more admits
+    more designs), so a group that does not bind clears all its members; one that does is split
+    in halves until single members are tested."""
+    if not names or not binds(names):
+        return set()
+    if len(names) == 1:
+        return set(names)
+    found: set[str] = set()
+    stack = [names[: len(names) // 2], names[len(names) // 2:]]
+    while stack:
+        group = stack.pop(0)
+        if not binds(group):
+            continue
+        if len(group) == 1:
+            found.update(group)
+        else:
+            stack += [group[: len(group) // 2], group[len(group) // 2:]]
+    return found

@@ -179,6 +179,10 @@ class Workspace:
 
     # ---------------------------------------------------------------- evaluation
 
+    def evaluated(self, key: str) -> bool:
+        """Whether any workload has been evaluated on candidate ``key`` (its costly step is done)."""
+        return any((w.name, key) in self.evaluations for w in self.workloads)
+
     def prepare(self, key: str, th: Thresholds, *, down_to_gpus: int | None = None) -> bool:
         """Price candidate ``key`` and evaluate every workload on it; False if it is unusable."""
         if self.system(key) is None:

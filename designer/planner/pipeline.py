@@ -19,7 +19,7 @@ from designer.catalog.pricebook import apply_price_book
 from designer.catalog.types import Catalog
 from designer.design.model import Design
 from designer.errors import InfeasibleError, SolverTimeoutError
-from designer.optimize import batches, explain
+from designer.optimize import alternatives as class_alternatives, batches, explain
 from designer.optimize.candidates import Candidate
 from designer.optimize.clock import Deadline, OutOfTime
 from designer.optimize.milp import Solution
@@ -107,7 +107,7 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
     if not explain_design:
         return assemble_design(spec, ws, sol, (), (), tuple(warnings))
     try:
-        alternatives = explain.alternatives(ws, th, sol, measure=measure, **run)
+        alternatives = class_alternatives.alternatives(ws, th, sol, measure=measure, **run)
     except OutOfTime:
         alternatives = ()
         warnings.append("time limit reached: alternatives not explored")

@@ -7,7 +7,7 @@ import textwrap
 from dataclasses import replace
 from pathlib import Path
 
-from designer.optimize import batches, explain
+from designer.optimize import alternatives, batches, explain
 from designer.optimize.workspace import Workspace
 from designer.planner.compile import compile_task
 from designer.planner.inputs import load_inputs
@@ -44,11 +44,11 @@ def test_an_alternative_over_budget_once_priced_exactly_is_not_offered(tmp_path)
         same = x.onprem_key == sol.onprem_key and x.assignment == sol.assignment
         return m if same else replace(m, total_usd=m.total_usd + 60e6)
 
-    alts = explain.alternatives(ws, th, sol, solver="highs", time_limit_s=None, measure=inflated)
+    alts = alternatives.alternatives(ws, th, sol, solver="highs", time_limit_s=None, measure=inflated)
     others = [a for a in alts if a.reason != "chosen" and a.total_usd is not None]
     assert others, "the spec should offer alternatives in other classes"
     for a in others:
         assert not a.feasible and a.reason.startswith("over budget once laid out: $"), a
-    honest = explain.alternatives(ws, th, sol, solver="highs", time_limit_s=None)
+    honest = alternatives.alternatives(ws, th, sol, solver="highs", time_limit_s=None)
     assert any(a.feasible and a.reason.startswith("costs") for a in honest if a.reason != "chosen")
     assert chosen <= 50e6
