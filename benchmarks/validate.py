@@ -386,7 +386,8 @@ Notes:
   per-GPU work time after the 1F1B bubble is 10.3 s at TP1, 18.1 s at TP2, 12.6 s at TP4 and
   14.5 s at TP8 on the same 512 GPUs, where every mechanism of tensor parallelism makes it grow
   with TP. It is scored like every other run.
-* GB200 NVL72 rows wait for the rack-scale hardware in the catalog; they are listed, not scored.
+* GB200 NVL72 rows are listed, not scored: the hardware is in the catalog, but the recipes place jobs
+  on 64 of each rack's 72 GPUs and offload activations to Grace memory, which the model cannot yet state.
 * `--write` also regenerates this file; reproduce every figure with
   `python benchmarks/validate.py` (about half a minute).
 

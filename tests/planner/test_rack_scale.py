@@ -49,17 +49,8 @@ system:
   oversubscription: 1
 """
 
-TP16_SPEC = """\
-version: 1
-name: tp16
-workloads:
-  - name: llama3-70b
-    model: {{preset: llama3-70b}}
-    tokens: 1T
-    global_batch: 1024
-    precision: bf16
-    gpus: 512
-    parallelism: {{tp: 16, pp: 1, cp: 1}}
+# A workload's last line, and a pinned on-prem system of {nodes} {server} on a rail-optimized NDR fabric.
+_PINNED_TAIL = """\
     deadline: 365 days
 constraints:
   min_utilization: 0.1
@@ -72,6 +63,19 @@ system:
   topology: rail_optimized
   oversubscription: 1
 """
+
+TP16_SPEC = """\
+version: 1
+name: tp16
+workloads:
+  - name: llama3-70b
+    model: {{preset: llama3-70b}}
+    tokens: 1T
+    global_batch: 1024
+    precision: bf16
+    gpus: 512
+    parallelism: {{tp: 16, pp: 1, cp: 1}}
+""" + _PINNED_TAIL
 
 EP64_SPEC = """\
 version: 1
@@ -93,18 +97,7 @@ workloads:
     precision: bf16
     gpus: 64
     parallelism: {{tp: 1, pp: 1, cp: 1, ep: 64}}
-    deadline: 365 days
-constraints:
-  min_utilization: 0.1
-  deployments: [on_prem]
-system:
-  server: {server}
-  switch: nvidia-qm9700
-  nodes: {nodes}
-  fabric: infiniband
-  topology: rail_optimized
-  oversubscription: 1
-"""
+""" + _PINNED_TAIL
 
 MOE_CHOICE_SPEC = (Path(__file__).resolve().parents[2] / "examples" / "moe-rack-scale.yaml").read_text()
 
