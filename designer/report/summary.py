@@ -48,8 +48,18 @@ def quantity_text(x: float, unit: str) -> str:
 
 
 def system_line(deployment: str, nodes: int, server: str, fabric: str, topology: str) -> str:
-    """One-line description of a system: ``on_prem, 128x dgx-h100, infiniband rail_optimized``."""
-    return f"{deployment}, {nodes}x {server}, {fabric} {topology}"
+    """One-line description of a system: ``on_prem, 128x dgx-h100, infiniband rail_optimized``.
+
+    An alternative class in which no design was found has no size (``nodes`` 0): its server is
+    named without a count.
+
+    >>> system_line("on_prem", 128, "dgx-h100", "infiniband", "rail_optimized")
+    'on_prem, 128x dgx-h100, infiniband rail_optimized'
+    >>> system_line("on_prem", 0, "gb200-nvl72", "ethernet", "fat_tree")
+    'on_prem, gb200-nvl72, ethernet fat_tree'
+    """
+    count = f"{nodes}x " if nodes > 0 else ""
+    return f"{deployment}, {count}{server}, {fabric} {topology}"
 
 
 def utilization_target(design: Design, workload: str) -> float | None:
