@@ -4,7 +4,9 @@ The rule (the same for every row of benchmarks/data/published_runs.yaml):
 
 * the row's ``run:`` block holds what the source states, in a spec's terms; its cluster names a
   catalog server, switch, fabric and topology (``clusters:``; hardware the built-in catalogs lack
-  is in benchmarks/data/validation_catalog/, named in the spec's ``catalogs:`` as a user would);
+  is in benchmarks/data/validation_catalog/, named in the spec's ``catalogs:`` as a user would),
+  and how many GPUs of each scale-up domain the source's jobs use (``gpus_per_domain_used``: 64
+  of each GB200 NVL72's 72);
 * the spec pins that system (all of the run's GPUs), the model, global batch, precision and the
   source's software stack as a ``software:`` preset with the knobs the source states; everything
   else keeps its documented default;
@@ -150,7 +152,9 @@ def spec_text(row: Row, pins: dict | None = None) -> str:
     model = ", ".join(f"{k}: {v}" for k, v in run["model"].items())
     software = ", ".join(f"{k}: {str(v).lower() if isinstance(v, bool) else v}" for k, v in run["software"].items())
     gpus = run["gpus"]
-    nodes = math.ceil(gpus / 8)
+    used = cl.get("gpus_per_domain_used")
+    nodes = math.ceil(gpus / (used or 8))
+    placement = f", gpus_per_domain_used: {used}" if used else ""
     seq = run["model"].get("seq_len", 4096)
     tokens = max(run["global_batch"] * seq * 10, 1e9)
     catalogs = ", ".join(f"validation_catalog/{p.name}" for p in sorted(CATALOG_DIR.glob("*.yaml")))
@@ -160,7 +164,7 @@ def spec_text(row: Row, pins: dict | None = None) -> str:
             f"    software: {{{software}}}\n"
             f"catalogs: [{catalogs}]\n"
             f"system: {{server: {cl['server']}, switch: {cl['switch']}, nodes: {nodes}, fabric: {cl['fabric']}, "
-            f"topology: {cl['topology']}, oversubscription: {cl.get('oversubscription', 1)}}}\n")
+            f"topology: {cl['topology']}, oversubscription: {cl.get('oversubscription', 1)}{placement}}}\n")
 
 
 @functools.lru_cache(maxsize=4)

@@ -20,7 +20,7 @@ multiples of 72). :func:`placements` gives both choices.
 from __future__ import annotations
 
 __all__ = ["ScaleUpDomain", "domain_of", "domain_gpus", "is_rack_scale", "packaging_problem", "partial_domain",
-           "placements", "placement_for"]
+           "placements", "placement_for", "pinned_placement"]
 
 from dataclasses import dataclass
 
@@ -133,3 +133,17 @@ def placement_for(gpus: int, domain: int) -> tuple[int, int]:
     if gpus % part == 0:
         return gpus // part, part
     return -(-gpus // domain), domain
+
+
+def pinned_placement(gpus: int, used: int) -> tuple[int, int]:
+    """(domains, GPUs used per domain) of a job on ``gpus`` GPUs that uses ``used`` GPUs of each
+    domain (``system.gpus_per_domain_used``): ``ceil(gpus / used)`` domains of ``used`` GPUs,
+    or one domain of ``gpus`` when the job fits in one.
+
+    Examples:
+        >>> pinned_placement(128, 64), pinned_placement(8, 64), pinned_placement(144, 64)
+        ((2, 64), (1, 8), (3, 64))
+    """
+    if gpus <= used:
+        return 1, gpus
+    return -(-gpus // used), used

@@ -166,6 +166,8 @@ class Evaluator:
     catalog: Catalog
     facility: Facility
     efficiency: perf.ModelEfficiency = field(default_factory=perf.ModelEfficiency)  # multipliers on the model's rates
+    # GPUs a job uses of each scale-up domain (system.gpus_per_domain_used); None: placement_for's
+    gpus_per_domain_used: int | None = None
     _views: dict = field(default_factory=dict)
     _results: dict = field(default_factory=dict)
     _steps: dict = field(default_factory=dict)
@@ -184,11 +186,16 @@ class Evaluator:
         return self._views[key]
 
     def placement(self, candidate: Candidate, gpus: int) -> tuple[int, int]:
-        """(nodes, GPUs used per scale-up domain) of a job on ``gpus`` GPUs of ``candidate``."""
+        """(nodes, GPUs used per scale-up domain) of a job on ``gpus`` GPUs of ``candidate``: the
+        pinned share of each domain (``gpus_per_domain_used``) where given, else
+        :func:`designer.catalog.domain.placement_for`."""
         gpn = candidate.gpus_per_node
         size = scaleup_domain(candidate, self.catalog).gpus
         if size != gpn:
             return math.ceil(gpus / gpn), size
+        used = self.gpus_per_domain_used
+        if used is not None:
+            return domain.pinned_placement(gpus, used)
         return domain.placement_for(gpus, size)
 
     def shape_id(self, w: Workload) -> int:

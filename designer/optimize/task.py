@@ -76,6 +76,8 @@ class Task:
     limits: Limits  # the spec's budgets, power, racks and nodes
     pricing: Pricing  # how cloud hours are paid for (the first of the spec's models; candidates carry their own)
     fixed_nodes: int | None = None  # system.nodes pinned: a built system has exactly this many
+    # system.gpus_per_domain_used pinned: jobs use this many GPUs of each scale-up domain
+    gpus_per_domain_used: int | None = None
     owned: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))  # catalog name -> units owned
     storage: StorageNeeds | None = None  # the on-prem file system's needs (None: no file system)
     licences: tuple[str, ...] = ()  # licence catalog entries charged per GPU-year

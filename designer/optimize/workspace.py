@@ -52,7 +52,8 @@ class Workspace:
         self.candidates = task.candidates
         self.by_key = {c.key: c for c in self.candidates}
         self._ranks = MappingProxyType({k: i for i, k in enumerate(sorted(self.by_key))})
-        self.evaluator = Evaluator(task.catalog, task.facility, task.efficiency)
+        self.evaluator = Evaluator(task.catalog, task.facility, task.efficiency,
+                                   gpus_per_domain_used=task.gpus_per_domain_used)
         self.workloads = task.workloads
         self.systems: dict[str, OnPremSystem | CloudSystem] = {}
         self.skipped: dict[str, str] = {}
@@ -128,7 +129,8 @@ class Workspace:
     def _held(self, cand: Candidate, gpus: int) -> int:
         """GPUs of the whole nodes a job on ``gpus`` GPUs occupies (a part of each NVL72: all 72)."""
         size = evaluate.scaleup_domain(cand, self.catalog).gpus
-        if cand.deployment is Deployment.CLOUD or len(domain.placements(size)) == 1:
+        if (cand.deployment is Deployment.CLOUD or len(domain.placements(size)) == 1) \
+                and self.task.gpus_per_domain_used is None:
             return gpus  # jobs may share a server's domain, as before
         nodes, _ = self.evaluator.placement(cand, gpus)
         return max(gpus, nodes * cand.gpus_per_node)
@@ -138,6 +140,9 @@ class Workspace:
             return (w.gpus,) if w.gpus <= max_nodes * cand.gpus_per_node else ()
         size = evaluate.scaleup_domain(cand, self.catalog).gpus
         parts = domain.placements(size)[1:] if size == cand.gpus_per_node else ()
+        used = self.task.gpus_per_domain_used
+        if used is not None and size == cand.gpus_per_node:
+            return gpu_count_grid(used, max_nodes)  # only the pinned share of each domain
         return gpu_count_grid(cand.gpus_per_node, max_nodes, parts)
 
     def ideal_gpus(self, w: Workload, cand: Candidate, th: Thresholds, *, best: bool = True) -> int | None:

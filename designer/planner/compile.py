@@ -136,6 +136,7 @@ def compile_task(spec: Spec, catalog: Catalog, candidates: Iterable[Candidate] |
                 candidates=tuple(candidates), catalog=catalog, facility=facility,
                 economics=economics_for(spec, catalog, facility), limits=_limits_of(spec),
                 pricing=spec.constraints.pricing[0], fixed_nodes=spec.system.nodes,
+                gpus_per_domain_used=spec.system.gpus_per_domain_used,
                 owned=MappingProxyType({o.name: o.count for o in spec.inventory}),
                 storage=storage_needs(spec, facility, workloads), licences=spec.licences,
                 efficiency=efficiency or perf.ModelEfficiency(),

@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from designer.catalog import domain
 from designer.catalog.load import load_catalog
 from designer.catalog.types import Catalog
 from designer.errors import Diagnostic, InputError, PerfError, SpecError
@@ -159,12 +160,24 @@ def _reference_problems(spec: Spec, catalog: Catalog) -> list[SpecError]:
     if pin.server in catalog.servers and pin.deployment is not None and pin.deployment.value == "cloud":
         fail(f"'{pin.server}' is an on-prem server but system.deployment is cloud", ("system", "deployment"))
     box = catalog.servers.get(pin.server) or catalog.clouds.get(pin.server) if pin.server is not None else None
+    used = pin.gpus_per_domain_used
+    if box is not None and used is not None:
+        size = domain.domain_gpus(box)
+        if used > size or size != box.gpus:
+            what = (f"its scale-up domain has {size} GPUs" if size == box.gpus else
+                    f"its node ({box.gpus} GPUs) is not one whole scale-up domain ({size} GPUs)")
+            fail(f"system.gpus_per_domain_used {used} does not fit {pin.server}: {what}",
+                 ("system", "gpus_per_domain_used"),
+                 f"give at most {size}, or leave it out to use every GPU" if size == box.gpus else "leave it out")
+            used = None
     if box is not None and pin.nodes is not None:
-        room = pin.nodes * box.gpus  # a workload cannot use more GPUs than the pinned system has
+        per_node = used or box.gpus
+        room = pin.nodes * per_node  # a workload cannot use more GPUs than the pinned system has
         for i, w in enumerate(spec.workloads):
             if w.gpus is not None and w.gpus > room:
                 raise SpecError(f"gpus={w.gpus:,} is more than the pinned system has: system.nodes {pin.nodes:,} x "
-                                f"{box.gpus} GPUs per {pin.server} = {room:,}", spec.locate(("workloads", i, "gpus")))
+                                f"{per_node} GPUs {'used of each' if used else 'per'} {pin.server} = {room:,}",
+                                spec.locate(("workloads", i, "gpus")))
     known_gpus = set(catalog.gpus)
     for i, gpu in enumerate(spec.constraints.gpus):
         if gpu not in known_gpus:

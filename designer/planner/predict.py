@@ -41,6 +41,7 @@ class Estimate:
     topology: str
     workloads: tuple[WorkloadEstimate, ...]
     warnings: tuple[str, ...] = ()
+    gpus_per_domain_used: int | None = None  # system.gpus_per_domain_used, when the spec pins it
 
 
 def estimate(spec: Spec, catalog: Catalog) -> Estimate:
@@ -68,12 +69,12 @@ def estimate(spec: Spec, catalog: Catalog) -> Estimate:
     # is taken, and defaults favour the non-blocking ratio.
     cand = sorted(candidates, key=lambda c: (c.oversubscription, c.key))[0]
     facility = facility_for(spec, catalog)
-    evaluator = Evaluator(catalog, facility)
+    evaluator = Evaluator(catalog, facility, gpus_per_domain_used=pin.gpus_per_domain_used)
     out = []
     warnings = [w.located() for w in spec.warnings]
     for i, w in enumerate(spec.workloads):
         job = compile_workload(w)
-        gpus = w.gpus or pin.nodes * cand.gpus_per_node
+        gpus = w.gpus or pin.nodes * min(pin.gpus_per_domain_used or cand.gpus_per_node, cand.gpus_per_node)
         result = evaluator.evaluate(job, cand, gpus)
         if result.estimate is None and not w.gpus:
             # No plan on every GPU (a pinned tp x pp that does not divide them, a batch that does
@@ -89,7 +90,8 @@ def estimate(spec: Spec, catalog: Catalog) -> Estimate:
             raise PerfError(f"workload '{w.name}' on {gpus} GPUs of {cand.server}: {result.reason}{fewer} "
                             f"(the workload at {spec.locate(where)})")
         out.append(WorkloadEstimate(w.name, result.estimate, w.model.assumptions))
-    return Estimate(spec.name, cand.server, pin.nodes, cand.fabric, cand.topology, tuple(out), tuple(warnings))
+    return Estimate(spec.name, cand.server, pin.nodes, cand.fabric, cand.topology, tuple(out), tuple(warnings),
+                    pin.gpus_per_domain_used)
 
 
 def _why_not(w, gpus: int) -> str:
@@ -113,7 +115,7 @@ def _largest_fit(evaluator: Evaluator, job, cand, nodes: int):
     """The evaluation at the largest GPU count below the pinned system's at which a plan fits:
     whole nodes first (a job sharing a node splits its NVLink domain), then any count. None if
     none does."""
-    gpn = cand.gpus_per_node
+    gpn = min(evaluator.gpus_per_domain_used or cand.gpus_per_node, cand.gpus_per_node)
     counts = [n * gpn for n in range(nodes - 1, 0, -1)] + list(range(gpn - 1, 0, -1))
     for g in counts:
         result = evaluator.evaluate(job, cand, g)

@@ -12,9 +12,11 @@ from tabulate import tabulate
 
 def estimate_to_json_dict(result: Any) -> dict[str, Any]:
     """``{"system": {...}, "workloads": [...]}`` with the docs/contract.md ``estimate --json`` keys."""
+    system = {"server": result.server, "nodes": result.nodes, "fabric": result.fabric, "topology": result.topology}
+    if result.gpus_per_domain_used is not None:
+        system["gpus_per_domain_used"] = result.gpus_per_domain_used
     return {
-        "system": {"server": result.server, "nodes": result.nodes, "fabric": result.fabric,
-                   "topology": result.topology},
+        "system": system,
         "workloads": [{**w.estimate.to_json_dict(w.name), "assumptions": list(w.assumptions)}
                       for w in result.workloads],
     }
@@ -23,7 +25,10 @@ def estimate_to_json_dict(result: Any) -> dict[str, Any]:
 def render_estimate(result: Any) -> str:
     """A table per workload: the plan, the predictions and the step-time breakdown."""
     head = (f"{result.spec_name}: {result.nodes} x {result.server}, {result.fabric} "
-            f"{result.topology.replace('_', '-')}\n\n")
+            f"{result.topology.replace('_', '-')}")
+    if result.gpus_per_domain_used is not None:
+        head += f", {result.gpus_per_domain_used} GPUs used of each scale-up domain"
+    head += "\n\n"
     rows = []
     for w in result.workloads:
         e = w.estimate

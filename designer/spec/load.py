@@ -269,6 +269,7 @@ def _build(raw: SpecInput, found: _Found, base_dir: Path, digest: str) -> Spec:
         system=SystemPin(
             deployment=Deployment(s.deployment) if s.deployment else None, server=s.server, switch=s.switch,
             nodes=s.nodes, fabric=s.fabric, topology=s.topology, oversubscription=s.oversubscription,
+            gpus_per_domain_used=s.gpus_per_domain_used,
         ),
         file=found.doc.file, digest=digest, doc=found.doc, warnings=tuple(found.warnings),
         storage=StorageSpec(enabled=raw.storage.enabled, system=raw.storage.system,

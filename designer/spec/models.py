@@ -190,6 +190,7 @@ class SystemPin:
     fabric: str | None
     topology: str | None
     oversubscription: float | None
+    gpus_per_domain_used: int | None = None  # GPUs a job uses of each scale-up domain (None: the default placement)
 
     @property
     def is_empty(self) -> bool:

@@ -311,6 +311,10 @@ class _System(_Strict):
     topology: Literal[TOPOLOGIES] | None = Field(None, description="Pin the topology.")  # type: ignore[valid-type]
     oversubscription: Annotated[float, Field(ge=1, le=16)] | None = Field(
         None, description="Pin the leaf oversubscription ratio.", examples=[1])
+    gpus_per_domain_used: Annotated[PosInt, Field(le=1024)] | None = Field(
+        None, description="GPUs a job uses of each scale-up domain (64 of an NVL72's 72); the rest stay idle. "
+        "Default: all of them, or the largest power of two below when the job's GPUs are not a multiple of the "
+        "domain.", examples=[64])
 
 
 class _Spec(_Strict):

@@ -128,7 +128,8 @@ def _why_not(spec: Spec, catalog: Catalog, efficiency: ModelEfficiency, design: 
     if not cands:
         return ""
     cand = cands[0]
-    evaluator = Evaluator(catalog, facility_for(spec, catalog), efficiency)
+    evaluator = Evaluator(catalog, facility_for(spec, catalog), efficiency,
+                          gpus_per_domain_used=spec.system.gpus_per_domain_used)
     target = spec.constraints.min_utilization
     out: list[str] = []
     for w in spec.workloads:
