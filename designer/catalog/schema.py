@@ -289,7 +289,9 @@ KINDS: dict[str, _Kind] = {
         _Field("in_switch_reduction", "in_switch_reduction", optional(flag), None),
         _Field("compute_trays", "compute_trays", integer(1), 1),
         _Field("switch_trays", "switch_trays", integer(0), 0), _Field("cpus", "cpus", integer(0), 0),
-        _Field("cooling", "cooling", _choice(_COOLING), "air"))),
+        _Field("cooling", "cooling", _choice(_COOLING), "air"),
+        _Field("storage_protocol", "storage_protocol", _choice([p.value for p in Protocol], Protocol),
+               Protocol.ETHERNET))),
     "cloud": _Kind(CloudInstance, "clouds", (
         _DESC, _Field("provider", "provider", text), _Field("gpu", "gpu", name_ref),
         _Field("gpus", "gpus", integer(1)),
@@ -340,7 +342,8 @@ KINDS: dict[str, _Kind] = {
         _DESC, _Field("read", "read_Bps", _BW), _Field("write", "write_Bps", _BW),
         _Field("capacity", "capacity_bytes", positive(units.parse_data_size)),
         _Field("power", "power_w", positive(_POWER)), _Field("rack_units", "rack_units", integer(1)),
-        _Field("price", "price_usd", optional(_MONEY)), _VENDOR)),
+        _Field("price", "price_usd", optional(_MONEY)), _VENDOR,
+        _Field("ports", "ports", integer(0), 0), _Field("port_rate", "port_rate_Bps", _BW, 0.0))),
     "price_book": _Kind(PriceBook, "price_books", (
         _DESC, _Field("currency", "currency", _currency, "USD"),
         _Field("exchange_rate", "exchange_rate", _exchange_rate, 1.0),

@@ -54,11 +54,13 @@ class Protocol(str, Enum):
 
 
 class MediaKind(str, Enum):
-    """Physical link media. DAC is passive copper, AOC active optical, fiber needs transceivers."""
+    """Physical link media. DAC is passive copper, AOC active optical, fiber needs transceivers;
+    Cat6 is twisted pair between RJ45 jacks (1 GbE management)."""
 
     DAC = "dac"
     AOC = "aoc"
     FIBER = "fiber"
+    CAT6 = "cat6"
 
 
 # What a price is: a vendor's published list price, what a buyer pays a reseller for one order
@@ -188,7 +190,7 @@ class Server:
     nics: int  # compute NIC ports, one per rail
     nic_cages: int  # physical compute cages on the chassis (DGX H100: 4 twin-port OSFP for 8 NICs)
     storage_nic: str | None
-    storage_nics: int
+    storage_nics: int  # storage / in-band adapters: half their ports on the storage fabric, half in-band
     power_w: float  # maximum system power
     rack_units: int
     price_usd: float | None  # None: no known price (counted as unpriced, never as $0)
@@ -209,6 +211,9 @@ class Server:
     switch_trays: int = 0  # NVLink switch trays (0: switches inside the chassis)
     cpus: int = 0  # host CPUs (0: not stated)
     cooling: str = "air"  # air | liquid | hybrid (liquid needs coolant distribution capacity)
+    # What the storage fabric of the server's reference architecture runs (RA-11333: InfiniBand
+    # for DGX H100; the B200 / GB200 RAs: Ethernet); designer.topology.networks sizes it.
+    storage_protocol: Protocol = Protocol.ETHERNET
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,6 +333,8 @@ class Storage:
     price_usd: float | None
     provenance: Provenance
     vendor: str = ""
+    ports: int = 0  # network ports of one block on the storage fabric (0: not stated)
+    port_rate_Bps: float = 0.0  # per port
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,170 @@
+"""Storage, in-band and out-of-band networks: RA-11333's 4-SU counts, closed-form invariants, BOM lines."""
+
+import math
+
+import pytest
+from hypothesis import given, strategies as st
+
+from designer.catalog import load
+from designer.catalog.types import Protocol
+from designer.errors import CatalogError
+from designer.topology import network_bom as nb
+from designer.topology import networks as nw
+
+CATALOG = load.load_builtin()
+DDN = CATALOG.storage["ddn-ai400x2t"]
+
+
+def parts(server="dgx-h100", networks=nw.Networks(), storage=DDN, catalog=CATALOG):
+    return nw.network_parts(catalog.servers[server], catalog, storage, networks)
+
+
+def sizes_by_role(sizes):
+    return {s.role: s for s in sizes}
+
+
+def test_ra_11333_four_su_pod():
+    """RA-11333-001 Table 7: 16 storage (QM9700), 8 in-band (SN4600C) and 8 out-of-band (SN2201)
+    switches for 127 DGX H100 with 48 compute switches. Storage: Table 8's 48 2x200G storage
+    cables are 96 appliance ports, 12 AI400X2T of 8 ports. In-band, Table 8: 24 leaf-core links,
+    6 peer links, 254 DGX links and 16 out-of-band uplinks."""
+    p = parts()
+    got = sizes_by_role(nw.size_networks(p, 127, 12, 48))
+    assert (p.storage_switch.name, p.inband_switch.name, p.oob_switch.name) == (
+        "nvidia-qm9700", "nvidia-sn4600c", "nvidia-sn2201")
+    assert got["storage"].switches == 16
+    assert (got["storage"].leaves, got["storage"].spines) == (8 + 3, 5)
+    assert got["inband"].switches == 8 and (got["inband"].leaves, got["inband"].spines) == (6, 2)
+    assert (got["inband"].uplinks, got["inband"].isl, got["inband"].node_links) == (24, 6, 254)
+    assert got["oob"].switches == 8 and got["oob"].uplinks == 16
+    # Every BMC and every switch of the four networks has an out-of-band port.
+    assert got["oob"].node_links + got["oob"].device_links == 127 + 48 + 16 + 8
+
+
+def test_ra_bom_lines_have_the_network_roles():
+    p = parts()
+    lines = nb.network_bom(p, nw.size_networks(p, 127, 12, 48))
+    assert {l.role for l in lines} == {"storage", "inband", "oob"}
+    switches = {(l.role, l.sku): l.quantity for l in lines if l.category == "switch"}
+    assert switches == {("storage", "nvidia-qm9700"): 16, ("inband", "nvidia-sn4600c"): 8,
+                        ("oob", "nvidia-sn2201"): 8}
+    cables = {(l.role, l.sku): l.quantity for l in lines if l.category == "cable"}
+    # 254 DGX + 24 leaf-spine AOC (Table 8: 254 DGX AOC, 24 leaf-core AOC); 6 copper peer links.
+    assert cables[("inband", "aoc-100g-qsfp28")] == 278
+    assert cables[("inband", "dac-100g-qsfp28")] == 6
+    assert cables[("oob", "cat6-1g-rj45")] == 199
+    optics = {(l.role, l.sku): l.quantity for l in lines if l.category == "transceiver"}
+    assert optics[("storage", "qsfp56-200g-sr4")] == 254 + 96  # a module at each server and appliance port
+    storage_switch = next(l for l in lines if l.role == "storage" and l.category == "switch")
+    assert "11 leaves, 5 spines" in storage_switch.description
+
+
+@pytest.mark.parametrize("flag", ["storage", "inband", "oob"])
+def test_turning_a_network_off_removes_exactly_its_lines(flag):
+    everything = parts()
+    fewer = parts(networks=nw.Networks(**{flag: False}))
+    full = nb.network_bom(everything, nw.size_networks(everything, 127, 12, 48))
+    cut = nb.network_bom(fewer, nw.size_networks(fewer, 127, 12, 48))
+    assert {l.role for l in cut} == {"storage", "inband", "oob"} - {flag}
+    kept = {(l.category, l.sku, l.role): l.quantity for l in full if l.role != flag}
+    got = {(l.category, l.sku, l.role): l.quantity for l in cut}
+    if flag == "storage":
+        # the storage switches leave the out-of-band network: 16 fewer management ports
+        kept[("cable", "cat6-1g-rj45", "oob")] -= 16
+    if flag == "inband":
+        # the out-of-band network loses its uplinks and the in-band switches' ports
+        del kept[("cable", "aoc-100g-qsfp28", "oob")]
+        kept[("cable", "cat6-1g-rj45", "oob")] -= 8
+    # without out-of-band uplinks the in-band network still needs its 3 leaf pairs: same lines
+    assert got == kept
+
+
+def test_no_file_system_no_storage_fabric():
+    p = parts(storage=None)
+    assert p.storage_switch is None
+    assert [s.role for s in nw.size_networks(p, 127, 0, 48)] == ["inband", "oob"]
+
+
+def test_each_server_gets_its_ra_storage_protocol():
+    """RA-11333: DGX H100 storage on InfiniBand; the B200 RA: Ethernet (SN5600) over BlueField-3."""
+    assert CATALOG.servers["dgx-h100"].storage_protocol is Protocol.INFINIBAND
+    b200 = parts("dgx-b200")
+    assert b200.storage_switch.name == "nvidia-sn5600" and b200.storage_switch.protocol is Protocol.ETHERNET
+    assert b200.storage_k == 128  # 400GbE broken out of the 64 800G cages
+    assert b200.inband_switch.name == "nvidia-sn5600"  # BlueField-3 runs no 100 GbE
+    h100 = parts()
+    assert (h100.storage_ports, h100.inband_ports, h100.bmc_ports) == (2, 2, 1)
+    assert h100.storage_k == 64  # one NDR200 DGX link per 400G port (RA-11333 Table 8)
+
+
+def test_rack_scale_bmcs_count_every_tray():
+    p = parts("gb200-nvl72")
+    assert p.bmc_ports == 18 + 9
+    assert p.storage_ports == 18
+
+
+def test_a_catalog_without_an_oob_switch_is_refused_by_name():
+    from dataclasses import replace
+    from types import MappingProxyType
+    ethernet = {n: s for n, s in CATALOG.switches.items() if s.protocol is not Protocol.ETHERNET}
+    cat = replace(CATALOG, switches=MappingProxyType(ethernet))
+    with pytest.raises(CatalogError, match="out-of-band|oob|inband"):
+        parts(catalog=cat, networks=nw.Networks(storage=False))
+    assert parts(catalog=cat, networks=nw.Networks(storage=False, inband=False, oob=False)).oob_switch is None
+
+
+@given(st.integers(0, 5000), st.integers(0, 400), st.sampled_from([(40, 1), (64, 2), (128, 2), (48, 1)]))
+def test_storage_fabric_holds_every_port(node_ports, appliance_ports, switch):
+    k, per_cage = switch
+    s = nw.storage_size(node_ports, appliance_ports, k, per_cage)
+    total = node_ports + appliance_ports
+    if total == 0:
+        assert s.switches == 0
+        return
+    assert s.switches * k >= total + 2 * s.uplinks  # every port end has a switch port
+    assert s.spines * k >= s.uplinks
+    assert s.switch_optics * per_cage >= total + 2 * s.uplinks
+    if s.spines:
+        # server leaves near 4:3 and storage leaves 1:1
+        assert s.uplinks == math.ceil(3 * node_ports / 4) + appliance_ports
+        assert total > k
+    else:
+        assert s.switches == 1 and total <= k
+
+
+@given(st.integers(1, 3000), st.integers(0, 3000))
+def test_storage_fabric_grows_with_its_ports(a, b):
+    small = nw.storage_size(a, 8, 64, 2)
+    big = nw.storage_size(a + b, 8, 64, 2)
+    assert big.switches >= small.switches and big.switch_optics >= small.switch_optics
+
+
+@given(st.integers(0, 6000), st.integers(0, 200), st.sampled_from([64, 128, 48]))
+def test_inband_pairs_hold_every_port(node_ports, other, k):
+    s = nw.inband_size(node_ports, other, k)
+    ports = node_ports + other
+    if ports == 0:
+        assert s.switches == 0
+        return
+    assert s.leaves % 2 == 0 and s.isl == s.leaves  # pairs, 2 peer links each
+    free = s.leaves * k - 2 * s.isl - s.uplinks
+    assert free >= ports
+    assert s.spines * k >= s.uplinks and s.spines % 2 == 0
+    assert (s.spines == 0) == (s.leaves == 2)
+
+
+@given(st.integers(1, 4000), st.integers(0, 2000), st.booleans(), st.sampled_from(["dgx-h100", "dgx-b200", "gb200-nvl72"]))
+def test_oob_manages_every_switch(nodes, compute_switches, with_inband, server):
+    p = parts(server, networks=nw.Networks(inband=with_inband))
+    got = sizes_by_role(nw.size_networks(p, nodes, 4, compute_switches))
+    oob = got["oob"]
+    managed = compute_switches + got["storage"].switches + (got["inband"].switches if with_inband else 0)
+    assert oob.device_links == managed and oob.node_links == p.bmc_ports * nodes
+    assert oob.switches * p.oob_k >= oob.node_links + oob.device_links
+    assert oob.switches >= math.ceil(oob.node_links / nw.BMC_PER_OOB_SWITCH)
+    # a fixed point: the in-band network was sized with the out-of-band uplinks it takes
+    if with_inband:
+        assert got["inband"].device_links == oob.uplinks == nw.OOB_UPLINKS * oob.switches
+        assert got["inband"] == nw.inband_size(p.inband_ports * nodes, oob.uplinks, p.inband_k)
+    else:
+        assert oob.uplinks == 0
