@@ -25,7 +25,7 @@ from designer.catalog.schema import hint as _hint
 from designer.catalog.schema import name_ref as _name_ref
 from designer.catalog.schema import price_basis as _price_basis
 from designer.catalog.schema import text as _text
-from designer.catalog import domain
+from designer.catalog import domain, ports
 from designer.catalog.types import KINDS, Catalog, FabricKind, Provenance
 from designer.errors import CatalogError, Location
 from designer.spec import bounds, yamlio
@@ -124,6 +124,7 @@ class Merge:
             entry = replace(existing, **values, provenance=_merged_provenance(existing.provenance, prov, given))
         else:
             entry = self._new(doc, kind, name, path, values, prov)
+        entry = ports.fill_ports(entry)
         _check_entry(doc, kind, entry, path)
         self.entries[kind][name] = entry
         for f in spec.fields:
@@ -227,5 +228,7 @@ def _check_entry(doc: yamlio.YamlDoc, kind: str, entry: Any, path: tuple) -> Non
     elif kind == "cloud" and entry.domain_gpus and entry.domain_gpus % entry.gpus:
         problem = ("domain_gpus", f"a scale-up domain of {entry.domain_gpus} GPUs is not whole instances of "
                                   f"{entry.gpus} GPUs")
+    if problem is None:
+        problem = ports.port_problem(entry)
     if problem:
         raise CatalogError(f"{kind} '{entry.name}': {problem[1]}", doc.locate(path + (problem[0],)))

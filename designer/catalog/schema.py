@@ -16,8 +16,9 @@ from types import MappingProxyType
 from typing import Any, Callable, Iterable
 
 from designer.catalog.types import (
-    KINDS as KIND_NAMES, PRICE_BASES, Cable, CloudInstance, FabricKind, FabricProfile, Facility, Gpu, MediaKind,
-    Licence, Nic, PriceBook, Protocol, Server, Storage, Support, Switch, Transceiver,
+    CAGES, FIBER_CONNECTORS, KINDS as KIND_NAMES, PRICE_BASES, Cable, CloudInstance, Connector, FabricKind,
+    FabricProfile, Facility, Gpu, MediaKind, Licence, Nic, PriceBook, Protocol, Server, Storage, Support, Switch,
+    Transceiver,
 )
 from designer.spec import rates, units
 from designer.spec.yamlio import shown
@@ -119,6 +120,19 @@ def _protocols(value: Any) -> frozenset[Protocol]:
         raise ValueError("expected a non-empty list such as [infiniband, ethernet]")
     pick = _choice([p.value for p in Protocol], Protocol)
     return frozenset(pick(v) for v in value)
+
+
+def _media(value: Any) -> MediaKind:
+    # ``fiber`` was the one fiber kind before cords said which fiber they are; an optic only
+    # works over its own kind, so the catalog must say.
+    if value == "fiber":
+        raise ValueError("say which fiber: multimode or singlemode")
+    return _choice([m.value for m in MediaKind], MediaKind)(value)
+
+
+_CAGE = _choice([c.value for c in CAGES], Connector)
+_FIBER = _choice([c.value for c in FIBER_CONNECTORS], Connector)
+_CONNECTOR = _choice([c.value for c in Connector], Connector)
 
 
 def _speeds(value: Any) -> tuple[float, ...]:
@@ -244,6 +258,11 @@ _DESC = _Field("description", "description", text)
 _VENDOR = _Field("vendor", "vendor", name_ref, "")
 _HOURLY = optional(positive(units.parse_hourly_price))
 
+# A device's cage (NICs, switches): optional; the loader fills what a user entry omits from its rate
+# (designer.catalog.ports.default_cage, documented in docs/catalogs.md).
+_PORT_FIELDS = (_Field("cage", "cage", optional(_CAGE), None), _Field("lanes", "lanes", integer(1), 0),
+                _Field("lane_rate", "lane_Bps", _BW, 0.0))
+
 KINDS: dict[str, _Kind] = {
     "gpu": _Kind(Gpu, "gpus", (
         _DESC, _Field("vendor", "vendor", text), _Field("bf16", "bf16_flops", positive(units.parse_flops)),
@@ -257,7 +276,7 @@ KINDS: dict[str, _Kind] = {
         _DESC, _Field("rate", "rate_Bps", _BW), _Field("ports", "ports", integer(1)),
         _Field("protocols", "protocols", _protocols), _Field("rdma", "rdma", flag),
         _Field("price", "price_usd", _MONEY), _Field("power", "power_w", _POWER),
-        _Field("speeds", "speeds_Bps", _speeds, ()), _VENDOR)),
+        _Field("speeds", "speeds_Bps", _speeds, ()), _VENDOR, *_PORT_FIELDS)),
     "switch": _Kind(Switch, "switches", (
         _DESC, _Field("protocol", "protocol", _choice([p.value for p in Protocol], Protocol)),
         _Field("ports", "ports", integer(1)), _Field("port_rate", "port_rate_Bps", _BW),
@@ -265,15 +284,23 @@ KINDS: dict[str, _Kind] = {
         _Field("latency", "latency_s", positive(units.parse_duration)),
         _Field("in_network_reduction", "in_network_reduction", flag, False),
         _Field("price", "price_usd", optional(_MONEY)), _Field("power", "power_w", _POWER),
-        _Field("rack_units", "rack_units", integer(1)), _VENDOR)),
+        _Field("rack_units", "rack_units", integer(1)), _VENDOR, *_PORT_FIELDS)),
     "cable": _Kind(Cable, "cables", (
-        _DESC, _Field("media", "media", _choice([m.value for m in MediaKind], MediaKind)),
+        _DESC, _Field("media", "media", _media),
         _Field("rate", "rate_Bps", _BW), _Field("reach", "reach_m", _length_m),
-        _Field("price", "price_usd", _MONEY), _Field("power", "power_w", _POWER, 0.0))),
+        _Field("price", "price_usd", _MONEY), _Field("power", "power_w", _POWER, 0.0),
+        _Field("connector", "connector", _CONNECTOR), _Field("far_connector", "far_connector", optional(_CONNECTOR), None),
+        _Field("protocols", "protocols", _protocols), _Field("lanes", "lanes", integer(1)),
+        _Field("lane_rate", "lane_Bps", _BW), _Field("breakout", "breakout", integer(1), 1))),
     "transceiver": _Kind(Transceiver, "transceivers", (
         _DESC, _Field("rate", "rate_Bps", _BW), _Field("logical_ports", "logical_ports", integer(1), 1),
         _Field("reach", "reach_m", _length_m), _Field("price", "price_usd", _MONEY),
-        _Field("power", "power_w", _POWER))),
+        _Field("power", "power_w", _POWER), _Field("connector", "connector", _CAGE),
+        _Field("protocols", "protocols", _protocols), _Field("lanes", "lanes", integer(1)),
+        _Field("lane_rate", "lane_Bps", _BW), _Field("media", "media", _media), _Field("fiber", "fiber", _FIBER),
+        _Field("optical_ports", "optical_ports", integer(1), 1), _Field("split", "split", integer(1), 1),
+        _Field("optical_lanes", "optical_lanes", integer(1), 0),
+        _Field("optical_lane_rate", "optical_lane_Bps", _BW, 0.0))),
     "server": _Kind(Server, "servers", (
         _DESC, _Field("gpu", "gpu", name_ref), _Field("gpus", "gpus", integer(1)),
         _Field("nic", "nic", name_ref), _Field("nics", "nics", integer(1)),

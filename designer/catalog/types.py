@@ -10,6 +10,9 @@ __all__ = [
     "FabricKind",
     "Protocol",
     "MediaKind",
+    "Connector",
+    "CAGES",
+    "FIBER_CONNECTORS",
     "Provenance",
     "Gpu",
     "Nic",
@@ -34,6 +37,9 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Mapping
 
+# Media and connectors live in their own module (the port model); re-exported here with the rest.
+from designer.catalog.media import CAGES, FIBER_CONNECTORS, Connector, MediaKind
+
 
 class FabricKind(str, Enum):
     """Scale-out network technology. Cloud providers' networks are kinds of their own."""
@@ -51,16 +57,6 @@ class Protocol(str, Enum):
 
     ETHERNET = "ethernet"
     INFINIBAND = "infiniband"
-
-
-class MediaKind(str, Enum):
-    """Physical link media. DAC is passive copper, AOC active optical, fiber needs transceivers;
-    Cat6 is twisted pair between RJ45 jacks (1 GbE management)."""
-
-    DAC = "dac"
-    AOC = "aoc"
-    FIBER = "fiber"
-    CAT6 = "cat6"
 
 
 # What a price is: a vendor's published list price, what a buyer pays a reseller for one order
@@ -115,6 +111,11 @@ class Nic:
     provenance: Provenance
     speeds_Bps: tuple[float, ...] = ()  # lower per-port rates the NIC can also run at (e.g. 400G NIC at 100GbE)
     vendor: str = ""  # whose support contract covers it (a ``support`` entry's name)
+    # The port's cage, its electrical lanes and their fastest rate (ConnectX-7 OSFP: 4 x 100G);
+    # filled from the rate by the catalog loader where a user entry omits them (docs/catalogs.md).
+    cage: Connector | None = None
+    lanes: int = 0
+    lane_Bps: float = 0.0
 
     def rates(self) -> tuple[float, ...]:
         """Every per-port rate the NIC runs at, fastest first."""
@@ -139,6 +140,11 @@ class Switch:
     rack_units: int
     provenance: Provenance
     vendor: str = ""  # whose support contract covers it (a ``support`` entry's name)
+    # One cage: its form, electrical lanes and their fastest rate (QM9700: OSFP, 8 x 100G, two
+    # 400G ports); filled from the rate by the catalog loader where a user entry omits them.
+    cage: Connector | None = None
+    lanes: int = 0
+    lane_Bps: float = 0.0
 
     def ports_at(self, rate_Bps: float) -> int:
         """Logical ports when every port runs at ``rate_Bps`` (native or broken out); 0 if impossible."""
@@ -152,7 +158,13 @@ class Switch:
 
 @dataclass(frozen=True, slots=True)
 class Cable:
-    """A cable: DAC or AOC (ends included) or a fiber patch cord (needs transceivers)."""
+    """A cable: DAC, ACC or AOC (ends included), a fiber patch cord (needs transceivers) or Cat6.
+
+    ``connector`` is the end that fills a cage (DAC/ACC/AOC, Cat6) or takes an optic's optical
+    connector (fiber cords); ``far_connector`` the other end(s). A breakout cable has ``breakout``
+    far ends of ``lanes / breakout`` lanes each (an OSFP 2x400G to two 400G cages: breakout 2);
+    ``lanes`` and ``lane_Bps`` are those of the near end. ``rate_Bps`` is the near end's whole rate.
+    """
 
     name: str
     description: str
@@ -162,11 +174,28 @@ class Cable:
     price_usd: float
     power_w: float
     provenance: Provenance
+    connector: Connector = Connector.OSFP
+    far_connector: Connector | None = None  # None: as ``connector``
+    protocols: frozenset[Protocol] = frozenset({Protocol.INFINIBAND, Protocol.ETHERNET})
+    lanes: int = 1
+    lane_Bps: float = 0.0
+    breakout: int = 1
+
+    @property
+    def far(self) -> Connector:
+        """The connector of each far end."""
+        return self.far_connector or self.connector
 
 
 @dataclass(frozen=True, slots=True)
 class Transceiver:
-    """A pluggable optic. ``logical_ports`` is 2 for twin-port OSFP (2x400G in one cage)."""
+    """A pluggable optic. ``logical_ports`` is 2 for twin-port OSFP (2x400G in one cage).
+
+    Port model: it fills a ``connector`` cage with ``lanes`` electrical lanes at ``lane_Bps``,
+    drives ``media`` fiber through ``optical_ports`` optical connectors of kind ``fiber`` (a
+    twin-port OSFP has two MPO-12), each carrying ``lanes / optical_ports`` lanes; ``split`` is 2
+    where one optical port may run half its lanes (NVIDIA's 200G mode over 1:2 splitter fibers).
+    ``optical_lanes`` / ``optical_lane_Bps`` describe the fiber side where a gearbox makes it differ."""
 
     name: str
     description: str
@@ -176,6 +205,18 @@ class Transceiver:
     price_usd: float
     power_w: float
     provenance: Provenance
+    connector: Connector = Connector.OSFP
+    protocols: frozenset[Protocol] = frozenset({Protocol.INFINIBAND, Protocol.ETHERNET})
+    lanes: int = 1
+    lane_Bps: float = 0.0
+    media: MediaKind = MediaKind.MULTIMODE
+    fiber: Connector = Connector.MPO_12
+    optical_ports: int = 1
+    split: int = 1
+    # The fiber side where a gearbox changes it (a QSFP-DD 400G-DR4: 8 x 50G in, 4 x 100G out);
+    # 0: as the electrical side.
+    optical_lanes: int = 0
+    optical_lane_Bps: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -162,6 +162,8 @@ CATALOG_SUFFIXES: dict[str, Range] = {
 CATALOG_COUNTS: dict[str, Range] = {
     "ports": Range(1, 4096, _plain, "the largest switches have hundreds of ports, chassis a few thousand"),
     "cages": Range(1, 4096), "logical_ports": Range(1, 64), "breakout_ports": Range(1, 16_384),
+    "lanes": Range(1, 64, _plain, "electrical lanes of one cage; OSFP and QSFP-DD have 8"),
+    "optical_lanes": Range(1, 64), "optical_ports": Range(1, 16), "split": Range(1, 8), "breakout": Range(1, 16),
     "gpus": Range(1, 1024, _plain, "GPUs in one server or instance (an NVL72 rack counts 72)"),
     "nics": Range(1, 256), "nic_cages": Range(1, 256), "storage_nics": Range(0, 256),
     "rack_units": Range(1, 100), "max_instances": Range(1, 1_000_000),

@@ -4,7 +4,8 @@ Rules (``docs/topology.md``):
 
 * Switches: one line per role (``leaf``, ``spine``, ``core``); a single switch is a ``leaf``.
 * Optical tiers (multimode or single-mode): a transceiver in every cage in use at each end plus
-  one fiber per logical link, NVIDIA's SuperPOD practice (twin-port OSFP on switches and DGX).
+  one fiber per logical link, NVIDIA's SuperPOD practice (twin-port OSFP on switches and DGX);
+  the fiber is a straight cord of the switch optic's fiber kind and optical connector.
   A transceiver fits when it runs the link rate, has as many logical ports as the cage (2 for
   twin-port) and reaches the tier's longest run; a fiber when it is rated for the rate and reaches.
 * Copper (in-rack) tiers: one DAC per logical link at the link rate, or, where a server's cage
@@ -64,15 +65,20 @@ def pick_transceiver(catalog: Catalog, rate_Bps: float, ports_per_cage: int, rea
 
 
 def pick_cable(catalog: Catalog, media: MediaKind, rate_Bps: float, reach_m: float, *,
-               at_least: bool = False) -> Cable | None:
+               at_least: bool = False, optic: Transceiver | None = None) -> Cable | None:
     """Cheapest cable of ``media`` at ``rate_Bps`` (or above, with ``at_least``) reaching ``reach_m``;
-    None if none fits."""
+    None if none fits. With ``optic``: a straight cord of the optic's fiber and optical connector."""
     def rated(cable: Cable) -> bool:
         if at_least:
             return cable.rate_Bps >= rate_Bps - _RATE_TOLERANCE_BPS
         return _same_rate(cable.rate_Bps, rate_Bps)
 
-    return _cheapest(c for c in catalog.cables.values() if c.media is media and c.reach_m >= reach_m and rated(c))
+    def fits(cable: Cable) -> bool:
+        return optic is None or (cable.connector is optic.fiber and cable.far is optic.fiber
+                                 and cable.breakout == 1)
+
+    return _cheapest(c for c in catalog.cables.values()
+                     if c.media is media and c.reach_m >= reach_m and rated(c) and fits(c))
 
 
 def _copper_cables(catalog: Catalog, rate: float, reach: float, links: int, bundle: int) -> tuple[Cable, int]:
@@ -142,8 +148,9 @@ def fabric_bom(summary: FabricSummary, switch: Switch | None, catalog: Catalog) 
     reach = {}
     for tier in summary.tier_links:
         reach[tier.media] = max(reach.get(tier.media, 0.0), tier.length_m)
+    optics: dict[MediaClass, Transceiver] = {}
     for media, count in summary.switch_transceivers_by_media:
-        part = pick_transceiver(catalog, rate, req.ports_per_cage, reach[media])
+        part = optics[media] = pick_transceiver(catalog, rate, req.ports_per_cage, reach[media])
         lines.append(_line("transceiver", part, "switch-side", count))
     node_tier = next(t for t in summary.tier_links if t.tier == NODE_LEAF)
     if summary.node_transceivers:
@@ -154,7 +161,9 @@ def fabric_bom(summary: FabricSummary, switch: Switch | None, catalog: Catalog) 
     for tier in summary.tier_links:
         extra = summary.reserved_links if tier.tier == NODE_LEAF else 0
         if tier.media in _OPTICAL:
-            fiber = pick_cable(catalog, MediaKind.FIBER, rate, tier.length_m, at_least=True)
+            optic = optics.get(tier.media)
+            kind = optic.media if optic is not None else MediaKind.MULTIMODE
+            fiber = pick_cable(catalog, kind, rate, tier.length_m, at_least=True, optic=optic)
             if fiber is None:
                 raise CatalogError(
                     f"no fiber cable in the catalog carries {_gbps(rate)} over {tier.length_m:.0f} m "

@@ -277,7 +277,7 @@ def _cable(catalog: Catalog, media: tuple[MediaKind, ...], rate_Bps: float, reac
 
 
 def _fiber(catalog: Catalog, rate_Bps: float, what: str) -> Cable:
-    found = pick_cable(catalog, MediaKind.FIBER, rate_Bps, _RUN_M, at_least=True)
+    found = pick_cable(catalog, MediaKind.MULTIMODE, rate_Bps, _RUN_M, at_least=True)
     if found is None:
         raise CatalogError(f"no fiber cable in the catalog carries {rate_Bps * 8 / 1e9:g} Gb/s over {_RUN_M:g} m "
                            f"({what}); add one to a catalog file")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from designer.catalog.types import (
-    Cable, Catalog, MediaKind, Nic, Protocol, Provenance, Server, Switch, Transceiver,
+    Cable, Catalog, Connector, MediaKind, Nic, Protocol, Provenance, Server, Switch, Transceiver,
 )
 from designer.topology import FabricRequest, TopologyKind
 
@@ -40,12 +40,14 @@ def dgx_h100() -> Server:
     return Server("dgx-h100", "DGX H100", "h100", 8, "cx7-400g", 8, 4, None, 0, 10200.0, 8, 310000.0, TEST)
 
 
-def _t(name: str, gbps: float, ports: int, reach: float, price: float, watts: float) -> Transceiver:
-    return Transceiver(name, name, gbps * G, ports, reach, price, watts, TEST)
+def _t(name: str, gbps: float, ports: int, reach: float, price: float, watts: float,
+       media: MediaKind = MediaKind.MULTIMODE) -> Transceiver:
+    return Transceiver(name, name, gbps * G, ports, reach, price, watts, TEST, media=media)
 
 
 def _c(name: str, media: MediaKind, gbps: float, reach: float, price: float) -> Cable:
-    return Cable(name, name, media, gbps * G, reach, price, 0.0, TEST)
+    connector = Connector.MPO_12 if media.is_fiber else Connector.OSFP
+    return Cable(name, name, media, gbps * G, reach, price, 0.0, TEST, connector=connector)
 
 
 def catalog(*, drop: tuple[str, ...] = ()) -> Catalog:
@@ -53,11 +55,11 @@ def catalog(*, drop: tuple[str, ...] = ()) -> Catalog:
     parts = [
         _t("osfp-2x400g-sr8", 400, 2, 50, 1000.0, 15.0),
         _t("osfp-2x400g-sr8-dear", 400, 2, 50, 1400.0, 15.0),
-        _t("osfp-2x400g-dr8", 400, 2, 500, 1300.0, 17.0),
+        _t("osfp-2x400g-dr8", 400, 2, 500, 1300.0, 17.0, MediaKind.SINGLEMODE),
         _t("osfp-400g-sr4", 400, 1, 50, 700.0, 8.0),
         _t("qsfp-200g-sr4", 200, 1, 100, 400.0, 5.0),
-        _c("fiber-mm-400g", MediaKind.FIBER, 400, 50, 100.0),
-        _c("fiber-sm-400g", MediaKind.FIBER, 400, 500, 150.0),
+        _c("fiber-mm-400g", MediaKind.MULTIMODE, 400, 50, 100.0),
+        _c("fiber-sm-400g", MediaKind.SINGLEMODE, 400, 500, 150.0),
         _c("dac-400g", MediaKind.DAC, 400, 3, 150.0),
         _c("dac-2x400g", MediaKind.DAC, 800, 3, 250.0),
         _c("aoc-400g", MediaKind.AOC, 400, 30, 600.0),
