@@ -181,7 +181,7 @@ def _field_text(name: str, value: Any) -> str:
         return ", ".join(sorted(_field_text(name, v) for v in value))
     if isinstance(value, (tuple, list)):  # a NIC's lower speeds: each value in the field's unit
         return ", ".join(_field_text("each" + name[name.find("_"):], v) for v in value) or "-"
-    if name == "breakout":
+    if name == "breakout" and isinstance(value, Mapping):  # a switch's; a cable's is a count
         return _breakout_text(value) or "-"
     if name in ("spares", "discounts"):
         return ", ".join(f"{k} {v:.1%}" for k, v in value.items()) or "-"
