@@ -18,7 +18,9 @@ field by field:
   without one); examples come from ``Field(examples=...)``, the value type, or the choices.
 
 Only JSON Schema keywords are emitted. A field's ``json_schema_extra`` mapping is merged last, for
-the rare field whose default or examples cannot be derived (a default given in SI units).
+the rare field whose default or examples cannot be derived (a default given in SI units); a
+model's (in its ``model_config``) is merged into the model's schema, for a rule across its fields
+(a preference names exactly one property).
 """
 
 from __future__ import annotations
@@ -264,6 +266,9 @@ class _Generator:
             schema["required"] = required
         if cls.model_config.get("extra") == "forbid":
             schema["additionalProperties"] = False
+        extra = cls.model_config.get("json_schema_extra")
+        if isinstance(extra, dict):  # a rule across the model's fields (a preference names exactly one)
+            schema.update(copy.deepcopy(extra))
         return schema
 
     def model_example(self, cls: type[BaseModel]) -> Any:

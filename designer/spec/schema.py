@@ -286,15 +286,20 @@ PREFERENCE_KEYS = ("fabric", "topology", "deployment", "server", "switch", "gpu"
 class _Preference(_Strict):
     """A soft preference: a property the buyer would pay for, and how much (it never changes a design's cost)."""
 
-    fabric: Literal[FABRICS] | None = Field(None, description="Prefer this network technology.")  # type: ignore[valid-type]
-    topology: Literal[TOPOLOGIES] | None = Field(None, description="Prefer this topology.")  # type: ignore[valid-type]
-    deployment: Literal["on_prem", "cloud"] | None = Field(None, description="Prefer owning or renting.")
-    server: Name | None = Field(None, description="Prefer this server or cloud instance (catalog name).",
-                                examples=["dgx-h100"])
-    switch: Name | None = Field(None, description="Prefer this switch (catalog name).", examples=["nvidia-qm9700"])
-    gpu: Name | None = Field(None, description="Prefer this GPU (catalog name).", examples=["h100-sxm"])
-    vendor: Name | None = Field(None, description="Prefer this GPU maker, or this cloud provider.",
-                                examples=["nvidia"])
+    # Exactly one property with the weight: the loader says which were named when it is not one
+    # (designer.spec.load), and the schema says the same to an editor. The properties take no
+    # null (the default None only means "not written"), so the two agree on `fabric: null` too.
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True, json_schema_extra={
+        "oneOf": [{"required": [key]} for key in PREFERENCE_KEYS]})
+
+    fabric: Literal[FABRICS] = Field(None, description="Prefer this network technology.")  # type: ignore[valid-type]
+    topology: Literal[TOPOLOGIES] = Field(None, description="Prefer this topology.")  # type: ignore[valid-type]
+    deployment: Literal["on_prem", "cloud"] = Field(None, description="Prefer owning or renting.")  # type: ignore[assignment]
+    server: Name = Field(None, description="Prefer this server or cloud instance (catalog name).",
+                         examples=["dgx-h100"])
+    switch: Name = Field(None, description="Prefer this switch (catalog name).", examples=["nvidia-qm9700"])
+    gpu: Name = Field(None, description="Prefer this GPU (catalog name).", examples=["h100-sxm"])
+    vendor: Name = Field(None, description="Prefer this GPU maker, or this cloud provider.", examples=["nvidia"])
     weight: Weight = Field(description="What the preference is worth: dollars, shared among the workloads that "
                            "run on a matching system, or a percentage of the matching systems' cost.")
 

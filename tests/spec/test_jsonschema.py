@@ -132,6 +132,14 @@ def test_every_example_is_valid_as_written(path):
     assert not errors, [e.message for e in errors]
 
 
+def test_a_preference_naming_one_property_passes_the_schema_and_validate(tmp_path):
+    text = TINY + "prefer: [{fabric: infiniband, weight: 5%}, {vendor: nvidia, weight: $10k}]\n"
+    assert not list(jsonschema.Draft202012Validator(SCHEMA).iter_errors(yaml.safe_load(text)))
+    path = tmp_path / "prefer.yaml"
+    path.write_text(text)
+    assert CliRunner().invoke(app, ["validate", str(path)]).exit_code == 0
+
+
 def _edit(old: str, new: str) -> str:
     assert TINY.count(old) == 1, old
     return TINY.replace(old, new)
@@ -157,6 +165,9 @@ BAD = {
     "energy where power belongs": TINY + "facility: {rack_power: 40 kWh}\n",
     "oversubscription of 0.5": _edit("  max_nodes: 4", "  max_nodes: 4\n  oversubscription: [0.5]"),
     "a list where a mapping belongs": _edit("budget: {total: $2M}", "budget: [$2M]"),
+    "a preference naming two properties": TINY + "prefer: [{fabric: infiniband, topology: fat_tree, weight: 5%}]\n",
+    "a preference naming none": TINY + "prefer: [{weight: $10k}]\n",
+    "a preference naming null": TINY + "prefer: [{fabric: null, weight: 5%}]\n",
 }
 
 
