@@ -74,31 +74,10 @@ EXIT_COST_INCREASE = 5  # diff --fail-on-increase: the total cost rose more than
 
 
 def _baseline(ref: str, path: Path, trust: bool):
-    """The design file at ``path`` as committed in git at ``ref`` (``git show REF:./FILE``, run in
-    the file's folder so that the path is the one given)."""
-    import subprocess
-
+    """The design file at ``path`` as committed in git at ``ref`` (:func:`designer.design.io.load_committed_design`)."""
     from designer.design import io as design_io
 
-    where = f"{ref}:{path.name}"
-    if ref.startswith("-") or any(ch in ref for ch in "\n\x00"):
-        raise InputError(f"--baseline {ref!r} is not a git revision")
-    try:
-        proc = subprocess.run(["git", "show", f"{ref}:./{path.name}"], cwd=path.parent.resolve(), capture_output=True,
-                              timeout=60)
-    except FileNotFoundError:
-        raise InputError("--baseline needs git, and git is not installed") from None
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise InputError(f"--baseline: cannot run git: {exc}") from None
-    if proc.returncode != 0:
-        why = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise InputError(f"not found at git revision {ref!r}: {why[-1] if why else 'git show failed'}",
-                         Location(str(path)))
-    try:
-        text = proc.stdout.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError(f"not UTF-8 text at git revision {ref!r}", Location(str(path))) from None
-    return design_io.parse_design(text, where, trust=trust, warn=_warn)
+    return design_io.load_committed_design(ref, path, trust=trust, warn=_warn)
 
 
 def diff(

@@ -1,7 +1,8 @@
 """The design file: deterministic YAML out (STYLE.md 7.9), validated designs back in, and the JSON document.
 
 :func:`dump_design` writes the design file, :func:`parse_design` / :func:`load_design` read one
-back and validate it against the dataclasses of :mod:`designer.design.model`, and
+back (:func:`load_committed_design`: as committed in git) and validate it against the dataclasses of
+:mod:`designer.design.model`, and
 :func:`design_to_json_dict` gives the ``solve --format json`` document.
 """
 
@@ -11,6 +12,7 @@ __all__ = [
     "as_written",
     "dump_design",
     "load_design",
+    "load_committed_design",
     "parse_design",
     "design_to_json_dict",
 ]
@@ -425,3 +427,21 @@ def load_design(path: str | Path, *, trust: bool = False, warn: Warn | None = No
     except InputError as exc:
         raise DesignFileError(exc.message, exc.location) from None
     return _from_doc(doc, text, trust, warn)
+
+
+def load_committed_design(ref: str, path: str | Path, *, trust: bool = False, warn: Warn | None = None) -> Design:
+    """Read and validate the design file at ``path`` as committed in git at ``ref`` (a branch, tag
+    or commit; :func:`designer.spec.files.read_committed_text`), named ``REF:FILE`` in messages.
+
+    Raises:
+        DesignFileError: an unknown revision, or the file not committed in it (located at ``path``),
+            or as :func:`parse_design`.
+        InputError: git is not installed or cannot run.
+    """
+    from designer.spec import files
+
+    try:
+        text = files.read_committed_text(ref, path)
+    except InputError as exc:
+        raise exc if exc.location is None else DesignFileError(exc.problem, exc.location, hint=exc.hint) from None
+    return parse_design(text, f"{ref}:{Path(path).name}", trust=trust, warn=warn)

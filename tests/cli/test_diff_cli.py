@@ -112,6 +112,22 @@ def test_baseline_compares_with_the_committed_design(designs, tmp_path):
     direct = run("diff", designs[0], designs[1], "--format", "json")
     assert committed.exit_code == 1 and json.loads(committed.stdout) == json.loads(direct.stdout)
     missing = run("diff", "--baseline", "no-such-branch", design)
-    assert missing.exit_code == 2 and missing.stderr.startswith(f"error: {design}: not found at git revision")
+    assert missing.exit_code == 2
+    assert missing.stderr.startswith(f"error: {design}: unknown git revision 'no-such-branch'; name a branch")
+    new_file = tmp_path / "sub" / "other.yaml"
+    shutil.copy(designs[1], new_file)
+    absent = run("diff", "--baseline", "HEAD", new_file)
+    assert absent.exit_code == 2 and absent.stderr.startswith(f"error: {new_file}: not in git revision 'HEAD' (")
+    assert "\n" not in absent.stderr.strip() and "Traceback" not in absent.stderr
+    assert run("diff", "--baseline", "--help", design).exit_code == 2
     assert run("diff", "--baseline", "HEAD", design, design).exit_code == 2
     assert run("diff", design).exit_code == 2
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_baseline_outside_a_repository_is_one_located_line(designs, tmp_path):
+    design = tmp_path / "design.yaml"
+    shutil.copy(designs[0], design)
+    result = run("diff", "--baseline", "HEAD", design)
+    assert result.exit_code == 2 and result.stderr.startswith(f"error: {design}: not in a git repository")
+    assert len(result.stderr.splitlines()) == 1
