@@ -13,7 +13,10 @@ until its own time limit. So a signal is handled three ways:
    :func:`check` stops an output file from being put in place after one.
 3. A watchdog thread wakes on the signal itself (``signal.set_wakeup_fd`` writes its number from C,
    whatever the main thread is doing). If the command has not ended within :data:`GRACE_S`, it
-   kills the worker processes, prints the line and exits with ``os._exit``.
+   kills the worker processes, prints the line and exits with ``os._exit``. It imports nothing on
+   the way (a Ctrl-C that lands inside ``importlib`` between a lock's acquire and its release
+   leaves the import lock held by the main thread, and an import in another thread would wait
+   for it forever), and it holds no lock the main thread waits for while it ends the process.
 
 Exit codes: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP (128 + the signal's number, as shells
 report a death by signal).
@@ -47,6 +50,7 @@ class _State:
         self.signum: int | None = None
         self.done = threading.Event()
         self.lock = threading.Lock()  # the watchdog and the command do not both print the line
+        self.ending = False  # the watchdog has taken over: it prints the line and ends the process
         self.on_kill: list[Callable[[], None]] = []
         self.installed = False
 
@@ -75,11 +79,18 @@ def check() -> None:
         raise Terminated() if _state.signum != signal.SIGINT else KeyboardInterrupt()
 
 
+_TAKEOVER_S = 5.0  # how long the command waits for a watchdog that took over to end the process
+
+
 def finished() -> None:
-    """The command is ending and prints its own last line: the watchdog stands down. Blocks while
-    the watchdog is ending the process, so the line is never printed twice."""
+    """The command is ending and prints its own last line: the watchdog stands down. When the
+    watchdog has already taken over, waits for it to end the process, so the line is never
+    printed twice; should it not within :data:`_TAKEOVER_S`, the command ends by itself."""
     with _state.lock:
         _state.done.set()
+        ending = _state.ending
+    if ending:
+        threading.Event().wait(_TAKEOVER_S)
 
 
 def is_finished() -> bool:
@@ -125,13 +136,14 @@ def _watch(read_fd: int) -> None:
         with _state.lock:
             if _state.done.is_set():
                 return
-            kill_started()
-            try:
-                sys.stderr.write(message(_state.signum or signum) + "\n")
-                sys.stderr.flush()
-            except (OSError, ValueError):
-                pass
-            os._exit(exit_code(_state.signum or signum))
+            _state.ending = True
+        kill_started()
+        try:
+            sys.stderr.write(message(_state.signum or signum) + "\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        os._exit(exit_code(_state.signum or signum))
 
 
 def _unraisable(hook: Callable[[object], None]) -> Callable[[object], None]:

@@ -2,7 +2,9 @@
 
 Only ``os`` and ``signal``: the command line's signal watchdog calls :func:`kill_children` and
 must not import anything then (an import may wait forever on a module lock that the interrupted
-main thread left held), so this module is loaded when the signal handlers are installed.
+main thread left held), so this module is loaded when the signal handlers are installed. Files
+are read as bytes for the same reason: a text file opened with an encoding looks the codec up,
+and the first lookup of ``ascii`` imports ``encodings.ascii``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ def _child_pids() -> list[int]:
     pids: set[int] = set()
     try:
         for tid in os.listdir(f"/proc/{me}/task"):
-            with open(f"/proc/{me}/task/{tid}/children", encoding="ascii") as f:
+            with open(f"/proc/{me}/task/{tid}/children", "rb") as f:
                 pids.update(int(p) for p in f.read().split())
         return sorted(pids)
     except (OSError, ValueError):
@@ -28,8 +30,8 @@ def _child_pids() -> list[int]:
         for entry in os.listdir("/proc"):
             if entry.isdigit():
                 try:
-                    with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
-                        fields = f.read().rpartition(")")[2].split()
+                    with open(f"/proc/{entry}/stat", "rb") as f:
+                        fields = f.read().rpartition(b")")[2].split()
                     if int(fields[1]) == me:
                         pids.add(int(entry))
                 except (OSError, ValueError, IndexError):

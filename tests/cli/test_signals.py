@@ -142,6 +142,37 @@ def test_a_swallowed_interrupt_is_still_an_interrupt(tiny_spec_path, monkeypatch
     assert (result.exit_code, result.stderr) == (130, "interrupted; no output was written\n")
 
 
+# A Ctrl-C that lands in importlib between a lock's acquire and its release leaves the import lock
+# held by the main thread; a library then swallows the KeyboardInterrupt and the command runs on.
+# The watchdog must still end it: it may import nothing (opening a file with encoding="ascii"
+# once imported encodings.ascii and waited on that lock for ever: a hang after an early Ctrl-C).
+_LEAKED_IMPORT_LOCK = """
+import _imp, os, signal, sys, time
+from designer.cli import interrupt
+interrupt.install()
+from designer.study.processes import kill_children
+interrupt.on_kill(kill_children)
+sub = __import__("subprocess").Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+_imp.acquire_lock()
+assert "encodings.ascii" not in sys.modules
+try:
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(1)
+except KeyboardInterrupt:
+    pass
+print(sub.pid, flush=True)
+time.sleep(30)
+"""
+
+
+def test_the_watchdog_ends_a_command_whose_interrupt_was_swallowed_while_the_import_lock_was_held():
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-c", _LEAKED_IMPORT_LOCK], capture_output=True, cwd=ROOT, timeout=60)
+    assert (proc.returncode, proc.stderr) == (130, b"interrupted; no output was written\n")
+    assert time.monotonic() - start < 10
+    assert not _alive(int(proc.stdout))  # its child went with it
+
+
 def test_no_design_is_put_in_place_after_a_swallowed_interrupt(tiny_spec_path, tmp_path, monkeypatch):
     real = planner.plan
 
