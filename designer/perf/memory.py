@@ -15,7 +15,7 @@ parallelism), plus one layer being recomputed. The terms are generalised here to
 grouped-query and latent attention, any MLP width, gated MLPs and experts.
 
 Per pipeline stage: the first stage holds the embedding table and the most micro-batches in
-flight, a middle stage fewer, the last stage one (plus the output table and the FP32 logits);
+flight, a middle stage fewer, the last stage one (plus the output table and the logits its loss holds);
 the stages may hold different layer counts (:mod:`designer.perf.pipeline`). The plan needs the
 largest of them.
 """
@@ -171,7 +171,10 @@ def memory_per_gpu(job: Job, plan: Plan, microbatches: int) -> MemoryBreakdown:
         per_layer += moe_frac * layer_activation_bytes(job, plan, True)
     split = plan.tp if plan.sequence_parallel else 1
     kept = K.ACT_BYTES * plan.microbatch * m.seq_len / plan.cp * m.hidden / split
-    logits = 4.0 * plan.microbatch * m.seq_len / plan.cp * m.vocab / plan.tp  # FP32, Korthikanti sec. 4.3
+    # The loss's logits (Korthikanti et al. sec. 4.3 count only their FP32 copy): every byte the
+    # stack's loss holds at once, at the end of the last stage's forward, where all its
+    # activations are still held
+    logits = prof.loss_bytes * plan.microbatch * m.seq_len / plan.cp * m.vocab / plan.tp
     wb, gb, ob = prof.weight_bytes, prof.grad_bytes, prof.optimizer_bytes
     full = job.recompute is Recompute.FULL
     best = None

@@ -85,7 +85,9 @@ class Profile:
 
     Numerics and memory: ``dropout`` (the recipes of the stack's era keep hidden and attention
     dropout), ``weight_bytes``, ``grad_bytes``, ``optimizer_bytes`` per parameter (before
-    sharding), ``grad_reduce_bytes`` and ``gather_bytes`` per parameter on the wire.
+    sharding), ``grad_reduce_bytes`` and ``gather_bytes`` per parameter on the wire,
+    ``loss_bytes`` per vocabulary logit held at once while the loss is computed (the 16-bit
+    logits, their FP32 copy and what the cross entropy keeps for backward).
     """
 
     name: str
@@ -120,6 +122,7 @@ class Profile:
     optimizer_bytes: float
     grad_reduce_bytes: float
     gather_bytes: float
+    loss_bytes: float
     source: str
 
     @property

@@ -63,6 +63,11 @@ _MEGATRON_CORE = Profile(
     # 12 (FP32 master and Adam moments, sharded by the distributed optimizer).
     weight_bytes=2.0, grad_bytes=2.0, optimizer_bytes=12.0,
     grad_reduce_bytes=2.0, gather_bytes=2.0,
+    # Loss: GPTModel passes logits.float() to vocab_parallel_cross_entropy, which subtracts the max
+    # and exponentiates in place and keeps that FP32 tensor for backward (its gradient is formed in
+    # place too): the 16-bit logits 2 + the FP32 copy 4 held together
+    # (megatron/core/tensor_parallel/cross_entropy.py).
+    loss_bytes=6.0,
     source="NVIDIA/Megatron-LM megatron/training/arguments.py, megatron/core/distributed "
            "(DistributedDataParallelConfig), docs/user-guide/features/dist_optimizer.md; "
            "NVIDIA-NeMo/Megatron-Bridge docs/training/communication-overlap.md",
@@ -107,6 +112,11 @@ _MEGATRON_LM_2021 = Profile(
     # (Korthikanti et al. 2022, Fig. 1: 45.56 GiB for 22B on 8 GPUs).
     weight_bytes=2.0, grad_bytes=4.0, optimizer_bytes=12.0,
     grad_reduce_bytes=2.0, gather_bytes=2.0,
+    # Loss: GPTModel passes (v2.5: post_language_model_processing) logits.float() to vocab_parallel_cross_entropy, which subtracts the max
+    # and exponentiates in place and keeps that FP32 tensor for backward (its gradient is formed in
+    # place too): the 16-bit logits 2 + the FP32 copy 4 held together
+    # (megatron/core/tensor_parallel/cross_entropy.py).
+    loss_bytes=6.0,
     source="NVIDIA/Megatron-LM tag v2.5 megatron/model/transformer.py, megatron/model/distributed.py, "
            "megatron/training.py, megatron/arguments.py; flag dates from the repository history",
 )
@@ -150,6 +160,12 @@ _DEEPSPEED = Profile(
     # master and Adam state: 2 + 2 + 12 / Nd at stage 1.
     weight_bytes=2.0, grad_bytes=2.0, optimizer_bytes=12.0,
     grad_reduce_bytes=2.0, gather_bytes=2.0,
+    # Loss: as Megatron-LM (Megatron-DeepSpeed keeps its loss):
+    # GPTModel passes logits.float() to vocab_parallel_cross_entropy, which subtracts the max
+    # and exponentiates in place and keeps that FP32 tensor for backward (its gradient is formed in
+    # place too): the 16-bit logits 2 + the FP32 copy 4 held together
+    # (megatron/core/tensor_parallel/cross_entropy.py).
+    loss_bytes=6.0,
     source="microsoft/DeepSpeed deepspeed/runtime/zero/config.py (stage3_prefetch_bucket_size, "
            "reduce_bucket_size, overlap_comm), partitioned_param_coordinator.py, runtime/pipe/engine.py; "
            "microsoft/Megatron-DeepSpeed megatron/arguments.py",
@@ -211,6 +227,10 @@ _FSDP2 = Profile(
     weight_bytes=2.0, grad_bytes=4.0, optimizer_bytes=12.0,
     grad_reduce_bytes=4.0,  # torchtitan mixed_precision_reduce = float32
     gather_bytes=2.0,  # param_dtype bf16
+    # Loss: torchtitan's cross_entropy(pred.float(), labels) holds the BF16 logits 2, their FP32 copy
+    # 4 and log_softmax's FP32 output 4 (saved for backward) at once (torchtitan/components/loss.py;
+    # aten log_softmax is out of place).
+    loss_bytes=10.0,
     source="pytorch/torchtitan docs/fsdp.md, torchtitan/config (mixed_precision_param/reduce), "
            "torchtitan/distributed (parallelize, pipelining); Zhao et al., PyTorch FSDP, PVLDB 2023",
 )

@@ -205,8 +205,9 @@ def test_compile_only_applies_to_an_eager_stack():
 def test_eager_element_wise_ops_cost_about_what_torch_compile_saves():
     """torchtitan (benchmarks/llama3_h100_202412_torchtitan.md): Llama 3.1 8B on 8 H100, FSDP,
     selective op checkpointing, 5,762 tokens/s per GPU eager and 6,667 compiled: 1.16x. The model's
-    eager count (not fitted to it) gives a gain of the same order."""
-    cluster = Cluster(H100, NDR)
+    eager count (not fitted to it) gives a gain of the same order. Those H100s have 95 GiB of HBM
+    (the benchmark's own memory figures: 82-89 GB peaks), as the 80 GB part would not hold them."""
+    cluster = Cluster(replace(H100, hbm_bytes=95 * 2**30), NDR)
     plan = Plan(tp=1, pp=1, dp=8, microbatch=2, zero=3)
     eager = estimate_step(Job(LLAMA3_8B, 16, 1e9, recompute="selective", software=resolve_software("fsdp2")),
                           plan, cluster)
@@ -216,9 +217,10 @@ def test_eager_element_wise_ops_cost_about_what_torch_compile_saves():
 
 
 def test_torchtitans_selective_op_checkpointing_keeps_fewer_activations():
-    from designer.perf.memory import memory_per_gpu
+    # per layer: the loss's logits differ by stack too (test_memory), not by the checkpointing
+    from designer.perf.memory import layer_activation_bytes
     plan = Plan(tp=1, pp=1, dp=8, microbatch=2, zero=3)
-    core = memory_per_gpu(Job(LLAMA3_8B, 16, 1e9, recompute="selective"), plan, 1)
-    titan = memory_per_gpu(Job(LLAMA3_8B, 16, 1e9, recompute="selective", software=resolve_software("fsdp2")),
-                           plan, 1)
-    assert titan.activations < 0.8 * core.activations
+    core = layer_activation_bytes(Job(LLAMA3_8B, 16, 1e9, recompute="selective"), plan)
+    titan = layer_activation_bytes(Job(LLAMA3_8B, 16, 1e9, recompute="selective",
+                                       software=resolve_software("fsdp2")), plan)
+    assert titan < 0.8 * core
