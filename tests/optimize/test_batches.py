@@ -257,6 +257,10 @@ def test_a_dominated_candidate_never_beats_the_one_that_dominates_it(tmp_path, n
         except InfeasibleError:
             continue
         better = solve_problem(ws.problem([twin], th, objective="min_total_cost"))
-        assert better.capex_usd + better.opex_usd <= (worse.capex_usd + worse.opex_usd) * (1 + 1e-9)
+        # Busy energy follows the plan's compute seconds (ownership.busy_energy_j), and the faster
+        # network's fastest plan may compute a little longer and communicate less: its opex may
+        # exceed the slower twin's by that energy, a few dollars in a million.
+        assert better.capex_usd <= worse.capex_usd * (1 + 1e-9)
+        assert better.capex_usd + better.opex_usd <= (worse.capex_usd + worse.opex_usd) * (1 + 1e-4)
         checked += 1
     assert checked
