@@ -22,8 +22,9 @@ from types import MappingProxyType
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from designer.catalog.load import load_builtin  # noqa: E402
 from designer.catalog.types import (  # noqa: E402
-    Cable, Catalog, MediaKind, Nic, Protocol, Provenance, Server, Switch, Transceiver,
+    Catalog, Nic, Protocol, Provenance, Server, Switch,
 )
 from designer.topology import build_graph, check_graph, fabric_bom, request_for, summarize  # noqa: E402
 
@@ -38,16 +39,10 @@ def parts() -> tuple[Server, Nic, Switch, Catalog]:
     nic = Nic("cx7", "ConnectX-7 400G", 400 * G, 1, frozenset({Protocol.INFINIBAND}), True, 1200.0, 20.0, HERE)
     switch = Switch("qm9700", "Quantum-2 QM9700", Protocol.INFINIBAND, 64, 400 * G, 32,
                     MappingProxyType({200 * G: 128}), 150e-9, True, 36000.0, 1100.0, 1, HERE)
-    optics = {t.name: t for t in (
-        Transceiver("osfp-2x400g-sr8", "twin-port multimode", 400 * G, 2, 50, 1000.0, 15.0, HERE),
-        Transceiver("osfp-2x400g-dr8", "twin-port single-mode", 400 * G, 2, 500, 1300.0, 17.0, HERE),
-    )}
-    cables = {c.name: c for c in (
-        Cable("fiber-mm", "multimode fiber", MediaKind.FIBER, 400 * G, 50, 100.0, 0.0, HERE),
-        Cable("fiber-sm", "single-mode fiber", MediaKind.FIBER, 400 * G, 500, 150.0, 0.0, HERE),
-        Cable("dac-400g", "DAC", MediaKind.DAC, 400 * G, 3, 150.0, 0.0, HERE),
-    )}
-    catalog = Catalog(transceivers=MappingProxyType(optics), cables=MappingProxyType(cables))
+    # The optics and cords come from the built-in catalog, so the fixture always states the
+    # connector, protocol and fiber fields the end-to-end link matcher needs.
+    built = load_builtin()
+    catalog = Catalog(transceivers=built.transceivers, cables=built.cables)
     return server, nic, switch, catalog
 
 
