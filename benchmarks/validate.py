@@ -67,13 +67,12 @@ BEYOND = {
         "collectives on vTrain's 800 Gb/s nodes",
     "vtrain-gt-39.1B-tp2-dp16-pp16-mbs2": "the source's own pp=16 runs contradict each other (docs/validation.md "
         "notes)",
-    "mbridge-25.11-dgxgb200-LLAMA3.1_405B-256gpu": "the recipe's TP4 PP16 VP4 layout needs 176 GB per GPU without "
-        "recomputation, 1 GB over the usable HBM; the recipe offloads activations to Grace memory, which the model "
-        "lacks, so full recomputation is scored (pessimistic)",
-    "mbridge-26.06-dgxgb200-LLAMA3.1_405B-256gpu": "as above",
-    "dgxc-nemo25.04-deepseek-v3-512xGB200-bf16": "NeMo 25.04's DeepSeek-V3 recipe on GB200 (EP64 with expert TP 1, "
-        "'FP8 recipe is not currently supported') reaches 10 % MFU, below the same release's H100 run (16.5 %); the "
-        "source states nothing that explains it and the model finds nothing that slow (optimistic)",
+    "dgxc-nemo25.04-deepseek-v3-512xGB200-bf16": "NeMo 25.04's first DeepSeek-V3 recipes (TP2 with the experts "
+        "folded, ETP1; 'FP8 recipe is not currently supported') reach 10 % MFU on GB200 and 16.5 % on H100, a third "
+        "of what Megatron-Bridge 25.11 reaches per GB200 on the same model (3,139 against 956 tokens/s per GPU); "
+        "the source states nothing that explains it and the model has no mechanism that slow (optimistic)",
+    "dgxc-nemo25.04-deepseek-v3-128xGB200-bf16": "as above",
+    "dgxc-nemo25.04-deepseek-v3-1024xH100-bf16": "as above",
 }
 FIT_GRID = {
     "TP_OVERLAP_EFFICIENCY": (0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
@@ -394,7 +393,11 @@ Notes:
   14.5 s at TP8 on the same 512 GPUs, where every mechanism of tensor parallelism makes it grow
   with TP. It is scored like every other run.
 * GB200 NVL72 rows run on 64 of each rack's 72 GPUs, as the NVIDIA tables size them (64, 128,
-  256, 512 GPUs): their specs pin `system.gpus_per_domain_used: 64`.
+  256, 512 GPUs): their specs pin `system.gpus_per_domain_used: 64`. Where a recipe's layout
+  does not fit in HBM without recomputation, the model offloads activations to Grace memory as
+  the recipes do (docs/model.md, "Memory").
+* The dgxc DeepSeek-V3 rows state ETP1 (experts folded over TP x DP, EP 64 over TP2 x DP32):
+  their specs pin `parallelism.etp: 1`.
 * `--write` also regenerates this file; reproduce every figure with
   `python benchmarks/validate.py` (about half a minute).
 

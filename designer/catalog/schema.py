@@ -271,7 +271,9 @@ KINDS: dict[str, _Kind] = {
         _Field("scaleup_bandwidth", "scaleup_Bps", _BW),
         _Field("scaleup_kind", "scaleup_kind", _choice(_SCALEUP_KINDS)),
         _Field("power", "power_w", positive(_POWER)), _Field("price", "price_usd", optional(_MONEY), None),
-        _Field("matmul_efficiency", "matmul_efficiency", _efficiency))),
+        _Field("matmul_efficiency", "matmul_efficiency", _efficiency),
+        _Field("host_bandwidth", "host_Bps", optional(_BW), None),
+        _Field("host_memory", "host_memory_bytes", optional(positive(units.parse_data_size)), None))),
     "nic": _Kind(Nic, "nics", (
         _DESC, _Field("rate", "rate_Bps", _BW), _Field("ports", "ports", integer(1)),
         _Field("protocols", "protocols", _protocols), _Field("rdma", "rdma", flag),

@@ -94,6 +94,10 @@ class Gpu:
     price_usd: float | None
     matmul_efficiency: float  # achievable dense BF16 matmul / peak (measured MAMF where published)
     provenance: Provenance
+    # The GPU's own link to host memory, one direction (NVLink-C2C on Grace superchips); None: none
+    # of its own (PCIe, shared with the NICs): activations are not offloaded (designer.perf.offload)
+    host_Bps: float | None = None
+    host_memory_bytes: float | None = None  # host memory a GPU may offload into (its share of its CPU's)
 
 
 @dataclass(frozen=True, slots=True)

@@ -94,18 +94,21 @@ def _gemm_operands(m, plan: Plan, moe_layer: bool) -> tuple[float, float, float,
     weight elements, forward FP8-cast elements per token, backward FP8-cast elements per token).
     """
     t = plan.tp
+    e = t  # ranks each MLP's GEMMs are split over
     h, q, kv, v = m.hidden, m.q_dim, m.kv_dim, m.v_dim
     if moe_layer and m.moe is not None:
         routed = m.moe.top_k + m.moe.shared_experts
         f = m.expert_size
         local_experts = m.moe.experts / plan.ep + m.moe.shared_experts
+        e = plan.expert_tp
     else:
         routed, f, local_experts = 1, m.ffn_size, 1
     f_in = (2 if m.gated_mlp else 1) * f
     attn_act = (h + (q + 2 * kv) / t) + (v / t + h)
-    mlp_act = routed * ((h + f_in / t) + (f / t + h))
+    # With experts split over e < t ranks each GPU runs e/t of its TP group's tokens at width f/e.
+    mlp_act = routed * e / t * ((h + f_in / e) + (f / e + h))
     attn_weights = m.attention_params() if m.mla is not None else h * (q + 2 * kv) + q * h
-    weights = attn_weights / t + local_experts * (h * f_in + f * h) / t
+    weights = attn_weights / t + local_experts * (h * f_in + f * h) / e
     cast_fwd = h + v / t + routed * (h + f / t)
     cast_bwd = (q + 2 * kv) / t + h + routed * (f_in / t + h)
     return attn_act + mlp_act, weights, cast_fwd, cast_bwd

@@ -247,7 +247,7 @@ OVERLAP_SLOWDOWN = 0.189
 # the GEMMs (the compute still slows by OVERLAP_SLOWDOWN while it runs). FLUX reports up to 96 % of
 # the communication overlapped (Chang et al., arXiv 2406.06858). Fitted on the grid 0.5-1.0 to the
 # published runs (benchmarks/validate.py, FIT_GRID); leave-one-source-out refits it per source.
-TP_OVERLAP_EFFICIENCY = 0.9
+TP_OVERLAP_EFFICIENCY = 1.0
 
 # --- NCCL latency model (NVIDIA/nccl src/graph/tuning.cc, Simple protocol) ------------------
 # A collective pays a base latency once, then one step latency per ring step: NVLink steps 3.4 us

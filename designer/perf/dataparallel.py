@@ -96,7 +96,7 @@ def dp_terms(job: Job, plan: Plan, links: netm.Links, params: StageParams, layer
     sched = prof.dp_schedule(plan.zero)
     gpn = min(links.gpus_per_node, plan.gpus)  # a job within one scale-up domain has all its ranks in it
     dp_group = netm.group_layout(plan.dp * plan.cp, plan.tp, gpn, plan.gpus)
-    edp_group = netm.group_layout(max(1, plan.dp * plan.cp // plan.ep), plan.tp * plan.ep, gpn, plan.gpus)
+    edp_group = netm.group_layout(plan.expert_dp, plan.expert_tp * plan.ep, gpn, plan.gpus)
     grad_b, gather_b = prof.grad_reduce_bytes, prof.gather_bytes
     overlap = job.software.overlaps_dp(plan.zero)
     layers = max(layers_stage, 1)

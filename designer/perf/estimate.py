@@ -61,6 +61,7 @@ class StepEstimate:
     software: Software = Software()
     memory_usable_bytes: float = 0.0
     stage_layers: tuple[int, ...] = ()  # transformer layers on the first, each middle and the last stage
+    offload_bytes_per_gpu: float = 0.0  # activations kept in host memory at the peak (designer.perf.offload)
 
     @property
     def time_to_train_days(self) -> float:
@@ -80,6 +81,7 @@ class StepEstimate:
             "pp": p.pp,
             "dp": p.dp,
             "ep": p.ep,
+            "etp": p.expert_tp,
             "cp": p.cp,
             "microbatch": p.microbatch,
             "virtual_stages": p.virtual_stages,
@@ -97,6 +99,7 @@ class StepEstimate:
             "time_to_train_days": self.time_to_train_days,
             "memory_gb_per_gpu": self.memory_bytes_per_gpu / 1e9,
             "memory_usable_gb_per_gpu": self.memory_usable_bytes / 1e9,
+            "activation_offload_gb_per_gpu": self.offload_bytes_per_gpu / 1e9,
             "breakdown": {
                 "compute_s": b.compute_s,
                 "tp_comm_s": b.tp_comm_s,

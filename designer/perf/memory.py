@@ -80,40 +80,46 @@ def _sizes(model: ModelArch) -> tuple[float, float, float, float, float, float]:
     return per_layer, model.dense_mlp_params(), shared, routed, moe_frac, scale
 
 
-def _params_on(model: ModelArch, tp: int, ep: int, layers: int, tables: int) -> StageParams:
+def _params_on(model: ModelArch, tp: int, ep: int, layers: int, tables: int, etp: int | None = None) -> StageParams:
     per_layer, mlp, shared, routed, moe_frac, scale = _sizes(model)
+    etp = tp if etp is None else etp
     dense = layers * (per_layer + (1.0 - moe_frac) * mlp + moe_frac * shared) + tables * model.vocab * model.hidden
     expert = layers * moe_frac * routed
-    layer = per_layer + (routed / ep if model.moe is not None else mlp)
-    return StageParams(dense=scale * dense / tp, expert=scale * expert / (tp * ep), layer=scale * layer / tp)
+    if model.moe is not None:
+        layer = per_layer / tp + routed / (ep * etp)
+    else:
+        layer = (per_layer + mlp) / tp
+    return StageParams(dense=scale * dense / tp, expert=scale * expert / (etp * ep), layer=scale * layer)
 
 
 @functools.lru_cache(maxsize=1 << 14)
 def _stages(model: ModelArch, tp: int, pp: int, ep: int, first: int | None,
-            last: int | None) -> tuple[tuple[int, int, StageParams], ...]:
+            last: int | None, etp: int | None = None) -> tuple[tuple[int, int, StageParams], ...]:
     """(rank, layers, parameters) of the stages that bound memory: first, second, last."""
     if pp == 1:
         tables = 1 if model.tied_embeddings else 2
-        return ((0, model.layers, _params_on(model, tp, ep, model.layers, tables)),)
+        return ((0, model.layers, _params_on(model, tp, ep, model.layers, tables, etp)),)
     layout = stage_layout(model.layers, pp, first, last)
     if isinstance(layout, str):  # callers check the structure first; fall back to an even split
         layout = stage_layout(model.layers, pp, None, None)
     assert not isinstance(layout, str)
-    out = [(0, layout.first, _params_on(model, tp, ep, layout.first, 1))]
+    out = [(0, layout.first, _params_on(model, tp, ep, layout.first, 1, etp))]
     if pp > 2:
-        out.append((1, layout.middle, _params_on(model, tp, ep, layout.middle, 0)))
-    out.append((pp - 1, layout.last, _params_on(model, tp, ep, layout.last, 1)))
+        out.append((1, layout.middle, _params_on(model, tp, ep, layout.middle, 0, etp)))
+    out.append((pp - 1, layout.last, _params_on(model, tp, ep, layout.last, 1, etp)))
     return tuple(out)
 
 
 def _stages_of(model: ModelArch, plan: Plan) -> tuple[tuple[int, int, StageParams], ...]:
-    return _stages(model, plan.tp, plan.pp, plan.ep, plan.first_stage_layers, plan.last_stage_layers)
+    etp = None if plan.expert_tp == plan.tp else plan.expert_tp
+    return _stages(model, plan.tp, plan.pp, plan.ep, plan.first_stage_layers, plan.last_stage_layers, etp)
 
 
 def stage_params(model: ModelArch, plan: Plan) -> StageParams:
     """Parameters per GPU on the stage that holds the most (layers plus its vocabulary table).
 
-    Non-expert weights are split over tp; expert weights over tp x ep. The first and last
+    Non-expert weights are split over tp; expert weights over etp x ep (etp = tp unless the
+    experts are folded, :class:`~designer.perf.types.Plan`). The first and last
     stages each hold a vocabulary table (both on a single stage, once if tied).
     """
     return max((p for _, _, p in _stages_of(model, plan)), key=lambda p: p.total)
@@ -163,7 +169,7 @@ def memory_per_gpu(job: Job, plan: Plan, microbatches: int) -> MemoryBreakdown:
     m = job.model
     prof = job.software.profile
     shard_dense = plan.dp * plan.cp
-    shard_expert = max(1, shard_dense // plan.ep)
+    shard_expert = plan.expert_dp
     z = plan.zero
     moe_frac = m.moe_layer_count / m.layers
     per_layer = (1.0 - moe_frac) * layer_activation_bytes(job, plan, False)

@@ -88,6 +88,8 @@ class Profile:
     sharding), ``grad_reduce_bytes`` and ``gather_bytes`` per parameter on the wire,
     ``loss_bytes`` per vocabulary logit held at once while the loss is computed (the 16-bit
     logits, their FP32 copy and what the cross entropy keeps for backward).
+    ``activation_offload``: the stack can keep whole layers' activations in host memory
+    (:mod:`designer.perf.offload`).
     """
 
     name: str
@@ -124,6 +126,7 @@ class Profile:
     gather_bytes: float
     loss_bytes: float
     source: str
+    activation_offload: bool = False  # activations of whole layers copied to host memory (designer.perf.offload)
 
     @property
     def default_attention(self) -> Attention:

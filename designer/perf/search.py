@@ -31,6 +31,7 @@ from designer.perf.cluster import Cluster
 from designer.perf.compute import layer_times, logit_times
 from designer.perf.estimate import StepEstimate
 from designer.perf.memory import memory_per_gpu, usable_hbm_bytes
+from designer.perf.offload import offload_for
 from designer.perf.pipeline import bubble_microbatches, interleave_depths, stage_layout
 from designer.perf.step import Timing, estimate_from, stage_compute, step_timing, structure_reason_on
 from designer.perf.structure import structure_reason
@@ -157,7 +158,8 @@ def _plan_groups(job: Job, gpn: int, gpus: int, fixed: PlanConstraints | None) -
                     for mb in mbs:
                         for v in vs:
                             for sp in sps:
-                                yield tuple(Plan(tp, pp, dp, ep, cp, mb, v, z, sp, first, last, schedule) for z in zeros)
+                                yield tuple(Plan(tp, pp, dp, ep, cp, mb, v, z, sp, first, last, schedule, f.etp)
+                                            for z in zeros)
 
 
 def _compute_bound_s(job: Job, plan: Plan, dense, moe, logits_s: float) -> float:
@@ -190,9 +192,9 @@ class _Group:
         self.moe = moe
         self._fit: tuple[tuple[Plan, ...], str | None] | None = None
 
-    def fit(self, usable: float) -> tuple[tuple[Plan, ...], str | None]:
-        """The plans to time, in order (those that fit in memory), and why none fits when
-        there are none."""
+    def fit(self, usable: float, gpu: Gpu) -> tuple[tuple[Plan, ...], str | None]:
+        """The plans to time, in order (those that fit in memory, offloading activations where
+        the stack and GPU can, :mod:`designer.perf.offload`), and why none fits when there are none."""
         job = self.job
         if self._fit is None:
             micro = job.global_batch // (self.group[0].dp * self.group[0].microbatch)
@@ -200,7 +202,7 @@ class _Group:
             need = 0.0
             for plan in self.group:
                 need = memory_per_gpu(job, plan, micro).total
-                if need <= usable:
+                if need <= usable or offload_for(job, plan, micro, gpu) is not None:
                     timed.append(plan)
             reason = None if timed else f"needs {need / 1e9:.0f} GB or more per GPU, {usable / 1e9:.0f} GB usable"
             self._fit = (tuple(timed), reason)
@@ -216,7 +218,7 @@ class _Ranking:
 
 def _shape(plan: Plan, recompute) -> tuple:
     return (plan.tp, plan.pp, plan.dp, plan.ep, plan.cp, plan.microbatch, plan.virtual_stages,
-            plan.sequence_parallel, plan.first_stage_layers, plan.last_stage_layers, plan.schedule, recompute)
+            plan.sequence_parallel, plan.first_stage_layers, plan.last_stage_layers, plan.schedule, plan.etp, recompute)
 
 
 @functools.lru_cache(maxsize=2048)
@@ -249,7 +251,7 @@ def _ranked_groups(job: Job, gpu: Gpu, gpus_per_node: int, gpus: int, fixed: Pla
             continue
         for variant in variants:
             index += 1
-            key = (variant.recompute, head.tp, head.cp, head.microbatch, head.sequence_parallel, head.ep)
+            key = (variant.recompute, head.tp, head.cp, head.microbatch, head.sequence_parallel, head.ep, head.etp)
             if key not in cache:
                 dense = layer_times(variant, head, gpu, False).scaled(speed)
                 moe = layer_times(variant, head, gpu, True).scaled(speed) if moe_model else None
@@ -304,7 +306,7 @@ def search_plans(job: Job, cluster: Cluster, gpus: int,
             break  # every later group is bounded no lower: none can be strictly faster
         if g is first and best is not None:
             continue  # timed first already (or it has no plan that fits)
-        plans, _ = g.fit(usable)
+        plans, _ = g.fit(usable, cluster.gpu)
         if not plans:
             continue
         shallow: Timing | None = None  # the group's timing with a once-a-step ZeRO 1+ schedule
@@ -323,7 +325,7 @@ def search_plans(job: Job, cluster: Cluster, gpus: int,
                 best, best_index = estimate_from(g.job, plan, cluster, t), g.index
     if best is None:
         # Nothing was pruned (there was no incumbent), so every group's fit is known.
-        memory = ((g.index, g.fit(usable)[1]) for g in ranking.groups)
+        memory = ((g.index, g.fit(usable, cluster.gpu)[1]) for g in ranking.groups)
         reasons = sorted([*ranking.structure, *((i, r) for i, r in memory if r)])
         counts = Counter(r for _, r in reasons)
         common = "; ".join(f"{r} ({n} plans)" for r, n in counts.most_common(3))
@@ -349,7 +351,8 @@ def feasible_gpu_counts(job: Job, cluster: Cluster, counts: Iterable[int],
             if structure_reason_on(variant, group[0], cluster.gpu) is not None:
                 continue
             micro = variant.global_batch // (group[0].dp * group[0].microbatch)
-            if any(memory_per_gpu(variant, p, micro).total <= usable for p in group):
+            if any(memory_per_gpu(variant, p, micro).total <= usable
+                   or offload_for(variant, p, micro, cluster.gpu) is not None for p in group):
                 ok = True
                 break
         if ok:

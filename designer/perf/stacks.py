@@ -71,6 +71,10 @@ _MEGATRON_CORE = Profile(
     source="NVIDIA/Megatron-LM megatron/training/arguments.py, megatron/core/distributed "
            "(DistributedDataParallelConfig), docs/user-guide/features/dist_optimizer.md; "
            "NVIDIA-NeMo/Megatron-Bridge docs/training/communication-overlap.md",
+    # --cpu-offloading with cpu_offloading_num_layers and cpu_offloading_activations
+    # (TransformerConfig; Transformer Engine get_cpu_offload_context), set by Megatron-Bridge's
+    # GB200 recipes (cpu_offloading_num_layers)
+    activation_offload=True,
 )
 
 _MEGATRON_LM_2021 = Profile(

@@ -39,7 +39,7 @@ __all__ = ["Timing", "estimate_step", "check_plan", "evaluate", "step_timing", "
            "structure_reason_on"]
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from designer.catalog.types import Gpu
 from designer.errors import PerfError
@@ -51,6 +51,7 @@ from designer.perf.dataparallel import dp_terms
 from designer.perf.estimate import Breakdown, StepEstimate
 from designer.perf.flops import model_flops_per_token
 from designer.perf.memory import memory_per_gpu, stage_params, usable_hbm_bytes
+from designer.perf.offload import NO_OFFLOAD, offload_exposed_s, offload_for
 from designer.perf.overlap import exposed_s
 from designer.perf.pipeline import StageLayout, bubble_microbatches, stage_layout
 from designer.perf.structure import structure_reason
@@ -74,7 +75,7 @@ def check_plan(job: Job, plan: Plan, cluster: Cluster) -> str | None:
     micro = job.global_batch // (plan.dp * plan.microbatch)
     need = memory_per_gpu(job, plan, micro).total
     have = usable_hbm_bytes(cluster.gpu)
-    if need > have:
+    if need > have and offload_for(job, plan, micro, cluster.gpu) is None:
         return (f"needs {need / 1e9:.1f} GB per GPU, {have / 1e9:.1f} GB usable on "
                 f"{cluster.gpu.name} (after the allocator and NCCL reserve); add pipeline or tensor "
                 "parallelism, recomputation or ZeRO")
@@ -119,6 +120,7 @@ class Timing:
     bubble_s: float
     optimizer_s: float
     checkpoint_s: float
+    offload_mb_s: float = 0.0  # exposed activation-offload copies per micro-batch (designer.perf.offload)
 
 
 def evaluate(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
@@ -145,6 +147,9 @@ def estimate_from(job: Job, plan: Plan, cluster: Cluster, t: Timing) -> StepEsti
     peak = peak_rate(gpu, job.precision)
     tokens_per_s = tokens_step / step
     memory = memory_per_gpu(job, plan, micro)
+    off = _offload(job, plan, micro, gpu)
+    if off.bytes_per_gpu:
+        memory = replace(memory, activations=memory.activations - off.bytes_per_gpu)
     breakdown = Breakdown(
         compute_s=compute,
         tp_comm_s=micro * t.layers_stage * t.tp_layer_s,
@@ -175,7 +180,15 @@ def estimate_from(job: Job, plan: Plan, cluster: Cluster, t: Timing) -> StepEsti
         software=job.software,
         memory_usable_bytes=usable_hbm_bytes(gpu),
         stage_layers=_stage_layers(m, plan),
+        offload_bytes_per_gpu=off.bytes_per_gpu,
     )
+
+
+def _offload(job: Job, plan: Plan, micro: int, gpu: Gpu):
+    """The plan's activation offload (none where it fits, or where the job cannot offload)."""
+    if not (job.software.profile.activation_offload and gpu.host_Bps):
+        return NO_OFFLOAD
+    return offload_for(job, plan, micro, gpu) or NO_OFFLOAD
 
 
 def _stage_layers(model: ModelArch, plan: Plan) -> tuple[int, ...]:
@@ -305,7 +318,7 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
     # -- expert parallelism: dispatch and combine, forward and backward ----------------------
     ep_mb = 0.0
     if ep > 1 and m.moe is not None:
-        group = netm.group_layout(ep, tp * cp, gpn, plan.gpus)
+        group = netm.group_layout(ep, plan.expert_stride, gpn, plan.gpus)
         tokens_gpu = tokens_local / (tp if plan.sequence_parallel else 1)
         payload = tokens_gpu * m.moe.top_k * m.hidden
         dispatch = payload * (1.0 if job.precision is Precision.FP8 else K.ACT_BYTES)
@@ -340,13 +353,17 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
 
     # -- data parallelism (designer.perf.dataparallel) ---------------------------------------
     params = stage_params(m, plan)
-    edp = max(1, dp * cp // ep)
+    edp = plan.expert_dp
     dpt = dp_terms(job, plan, links, params, layers_stage, layers_stage * fwd, layers_stage * (bwd + rec), micro)
     dp_comm, dp_mb_exposed, dp_step_exposed = dpt.comm_s, dpt.per_microbatch_exposed_s, dpt.step_exposed_s
 
+    # -- activations offloaded to host memory, copied beside the forward and backward ---------
+    off = _offload(job, plan, micro, gpu)
+    offload_mb = offload_exposed_s(off, gpu, layers_stage * fwd, layers_stage * (bwd + rec)) if off.layers else 0.0
+
     # -- pipeline schedule -------------------------------------------------------------------
     exposed_mb = (layers_stage * (tp_exposed_layer + cp_exposed_layer)
-                  + ep_exposed_mb + pp_exposed_mb + dp_mb_exposed)
+                  + ep_exposed_mb + pp_exposed_mb + dp_mb_exposed + offload_mb)
     t_mb = compute_mb + exposed_mb
     bubble = bubble_microbatches(pp, v, plan.schedule) * t_mb
 
@@ -372,4 +389,4 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
         checkpoint = step_wo_ckpt * write_s / (job.checkpoint_interval_s - write_s)
     step = step_wo_ckpt + checkpoint
     return Timing(step, compute_mb, micro, layers_stage, tp_layer, cp_layer, ep_mb, pp_mb, dp_comm, exposed_mb,
-                  dp_step_exposed, bubble, optimizer, checkpoint)
+                  dp_step_exposed, bubble, optimizer, checkpoint, offload_mb)

@@ -22,6 +22,8 @@ def _positive(plan: Plan) -> str | None:
         value = getattr(plan, name)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             return f"plan.{name} must be a positive integer, not {value!r}"
+    if plan.etp is not None and (isinstance(plan.etp, bool) or not isinstance(plan.etp, int) or plan.etp < 1):
+        return f"plan.etp must be a positive integer, not {plan.etp!r}"
     if plan.zero not in (0, 1, 2, 3):
         return f"plan.zero must be 0, 1, 2 or 3, not {plan.zero!r}"
     return None
@@ -117,8 +119,18 @@ def structure_reason(job: Job, plan: Plan, gpu: Gpu, *, trusted: bool = False) -
             return "ep > 1 needs a mixture-of-experts model"
         if m.moe.experts % plan.ep:
             return f"ep={plan.ep} does not divide the {m.moe.experts} experts"
-        if plan.dp % plan.ep:
-            return f"ep={plan.ep} does not divide dp={plan.dp}"
+    if plan.etp is not None and plan.etp != plan.tp:
+        if m.moe is None:
+            return "etp needs a mixture-of-experts model"
+        if plan.tp % plan.etp:
+            return f"etp={plan.etp} does not divide tp={plan.tp}"
+        if m.expert_size % plan.etp:
+            return f"etp={plan.etp} does not divide the expert width {m.expert_size}"
+        ranks = plan.tp * plan.cp * plan.dp
+        if ranks % (plan.etp * plan.ep):
+            return f"etp x ep = {plan.etp * plan.ep} does not divide tp x cp x dp = {ranks}"
+    elif plan.ep > 1 and plan.dp % plan.ep:
+        return f"ep={plan.ep} does not divide dp={plan.dp} (an expert tensor-parallel size etp below tp folds it over tp x dp)"
     if job.precision is Precision.FP8 and not gpu.fp8_flops:
         return f"GPU {gpu.name} has no FP8 tensor cores"
     return None

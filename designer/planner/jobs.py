@@ -60,4 +60,4 @@ def plan_constraints(p: ParallelismSpec) -> perf.PlanConstraints | None:
     return perf.PlanConstraints(tp=p.tp, pp=p.pp, dp=p.dp, ep=p.ep, cp=p.cp, microbatch=p.microbatch,
                                 virtual_stages=p.virtual_stages, zero=p.zero,
                                 sequence_parallel=p.sequence_parallel, first_stage_layers=p.first_stage_layers,
-                                last_stage_layers=p.last_stage_layers, schedule=p.schedule)
+                                last_stage_layers=p.last_stage_layers, schedule=p.schedule, etp=p.etp)

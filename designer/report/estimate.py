@@ -51,7 +51,9 @@ def render_estimate(result: Any) -> str:
                      f"{'on' if e.plan.sequence_parallel else 'off'}, TP overlap "
                      f"{'on' if sw['tp_comm_overlap'] else 'off'}, DP overlap {'on' if sw['dp_overlap'] else 'off'}); "
                      f"recompute {e.recompute.value}; zero {e.plan.zero}; layers per stage {layers}; memory "
-                     f"{e.memory_bytes_per_gpu / 1e9:.1f} of {e.memory_usable_bytes / 1e9:.1f} GB usable per GPU\n")
+                     f"{e.memory_bytes_per_gpu / 1e9:.1f} of {e.memory_usable_bytes / 1e9:.1f} GB usable per GPU"
+                     + (f"; activations offloaded to host memory {e.offload_bytes_per_gpu / 1e9:.1f} GB per GPU"
+                        if e.offload_bytes_per_gpu else "") + "\n")
         for note in w.assumptions:
             parts.append(f"  assumed: {note}\n")
     for w in result.workloads:

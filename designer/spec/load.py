@@ -191,7 +191,7 @@ def _dotted(path: tuple[Any, ...]) -> str:
 def _workload(w: Any, i: int, found: _Found, horizon_s: float, software: SoftwareInput | None) -> WorkloadSpec | None:
     path = ("workloads", i)
     par = _build_parallelism(w.parallelism)
-    for key in ("tp", "pp", "dp", "ep", "cp"):
+    for key in ("tp", "pp", "dp", "ep", "cp", "etp"):
         _beyond(found, key, getattr(par, key), MAX_GPUS_PER_WORKLOAD, path + ("parallelism", key), " GPUs")
     _beyond(found, "gpus", w.gpus, MAX_GPUS_PER_WORKLOAD, path + ("gpus",))
     model = _build_model(w.model, found, path + ("model",))

@@ -76,6 +76,7 @@ class ParallelismSpec:
     first_stage_layers: int | None = None
     last_stage_layers: int | None = None
     schedule: str | None = None  # 1f1b | dualpipe
+    etp: int | None = None  # expert tensor-parallel size (None: tp)
 
     @property
     def is_auto(self) -> bool:

@@ -125,6 +125,9 @@ class _Parallelism(_Strict):
     pp: PosInt | Literal["auto"] = _auto("Pipeline-parallel stages", [4])
     dp: PosInt | Literal["auto"] = _auto("Data-parallel replicas", [64])
     ep: PosInt | Literal["auto"] = _auto("Expert-parallel degree (MoE models)", [8])
+    etp: PosInt | Literal["auto"] = _auto("Expert tensor-parallel size (MoE models; Megatron-Core "
+                                          "--expert-tensor-parallel-size): below tp, the experts are folded "
+                                          "over tp x dp, so ep may exceed dp; auto: tp", [1])
     cp: PosInt | Literal["auto"] = _auto("Context-parallel degree (long sequences)", [2])
     microbatch: Annotated[PosInt, _in("microbatch")] | Literal["auto"] = _auto("Sequences per micro-batch", [1])
     virtual_stages: Annotated[PosInt, _in("virtual_stages")] | Literal["auto"] = _auto("Interleaved pipeline stages per GPU", [2])

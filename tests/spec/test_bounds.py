@@ -23,7 +23,7 @@ from tiny_spec import TINY
 
 RUNNER = CliRunner()
 # Bounded in designer.spec.load with their own message ("beyond any buildable cluster").
-BOUNDED_IN_LOAD = {"nodes", "max_nodes", "gpus", "tp", "pp", "dp", "ep", "cp",
+BOUNDED_IN_LOAD = {"nodes", "max_nodes", "gpus", "tp", "pp", "dp", "ep", "cp", "etp",
                    "weight"}  # a preference's weight: a share below 100% or dollars up to the largest budget
 # A fraction's parser (units.parse_fraction) allows 0 to 1 only: its validators bound it.
 FRACTION = {id(m) for m in values.Fraction.__metadata__}
