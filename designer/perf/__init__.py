@@ -21,8 +21,8 @@ _HOMES = {
     "resolve_software": "software",
     "check_plan": "step", "estimate_step": "step",
     "software_conflicts": "structure",
-    "MLA": "types", "Job": "types", "MoE": "types", "ModelArch": "types", "Plan": "types",
-    "PlanConstraints": "types", "Precision": "types", "Recompute": "types",
+    "MLA": "types", "Job": "types", "MoE": "types", "ModelArch": "types", "Plan": "plan",
+    "PlanConstraints": "plan", "Precision": "types", "Recompute": "types",
 }
 _RENAMED = {"resolve_software": "resolve"}
 
