@@ -53,10 +53,10 @@ def test_offloaded_bytes_leave_hbm_and_the_plan_runs():
     assert est.memory_bytes_per_gpu == pytest.approx(memory_per_gpu(JOB, PLAN, MICRO).total - off.bytes_per_gpu)
     assert est.memory_bytes_per_gpu <= est.memory_usable_bytes
     assert est.to_json_dict()["activation_offload_gb_per_gpu"] == pytest.approx(off.bytes_per_gpu / 1e9)
-    # 39 of 80 layers (145 GB; a Grace holds 480 GB for its two GPUs) take 0.65 s each way at
+    # 40 of 80 layers (151 GB; a Grace holds 480 GB for its two GPUs) take 0.67 s each way at
     # 225 GB/s, inside the micro-batch's forward (a third of its compute): the copies hide
     copy = off.bytes_per_microbatch / 225e9
-    assert off.layers == 39 and copy == pytest.approx(0.646, abs=0.001)
+    assert off.layers == 40 and copy == pytest.approx(0.672, abs=0.001)
     assert copy < est.breakdown.compute_s / est.microbatches / 3
 
 
