@@ -31,7 +31,7 @@ per rank). Each collective takes the fastest candidate, bandwidth and latency to
 from __future__ import annotations
 
 __all__ = ["Links", "Group", "links_for", "group_layout", "ring_latency_s", "all_reduce_s", "reduce_scatter_s",
-           "all_gather_s", "all_to_all_s", "p2p_group_s"]
+           "all_gather_s", "all_to_all_s", "p2p_group_s", "remote_nodes_per_token", "dispatch_all_to_all_s"]
 
 import functools
 import math
@@ -277,6 +277,42 @@ def all_to_all_s(n: float, group: Group, links: Links) -> float:
     if links.rail_only:
         t += off * (links.gpus_per_node - 1) / links.gpus_per_node / links.su_ring_Bps
     return t + links.base_s + (g - 1) * links.su_alpha_s + (p - g) * links.net_any_alpha_s
+
+
+def remote_nodes_per_token(nodes: int, top_k: int) -> float:
+    """Expected other nodes a token's ``top_k`` experts sit on, experts spread evenly over
+    ``nodes`` nodes of the expert-parallel group and chosen uniformly (balanced routing):
+    ``(k - 1) (1 - (1 - 1/k)^top_k)``.
+
+    Examples:
+        >>> round(remote_nodes_per_token(8, 8), 3), remote_nodes_per_token(1, 8)
+        (4.594, 0.0)
+    """
+    if nodes <= 1:
+        return 0.0
+    return (nodes - 1) * (1.0 - (1.0 - 1.0 / nodes) ** top_k)
+
+
+def dispatch_all_to_all_s(n: float, group: Group, links: Links, top_k: int, dispatcher: str) -> float:
+    """One MoE dispatch or combine: each rank sends ``n`` bytes, ``top_k`` routed copies of its tokens.
+
+    ``nccl``: :func:`all_to_all_s`, every copy for an off-node expert on the wire. ``deepep``
+    (DeepEP normal kernels, DeepSeek-V3 report sec. 3.2.2 and deepseek-ai/DeepEP): a token goes
+    over the network once per other node holding one of its experts, to the GPU of the same rail,
+    which forwards it over NVLink, the two stages pipelined; so the NIC carries ``n / top_k x``
+    :func:`remote_nodes_per_token` instead of ``n (p - g) / p``, and NVLink the node's share plus
+    the forwarded copies. Inside one node both are the same all-to-all.
+    """
+    if dispatcher != "deepep" or group.nodes <= 1 or group.size <= 1 or n <= 0.0:
+        return all_to_all_s(n, group, links)
+    p, g = group.size, group.per_node
+    su = links.su_Bps(g)
+    off = n / top_k * remote_nodes_per_token(group.nodes, top_k)
+    inject = off * links.oversubscription / links.net_Bps
+    bisect = off / (4.0 * links.bisection_Bps_per_gpu)
+    nvlink = n * (g - 1) / p / su + n * (p - g) / p / su  # local copies, then the forwarded ones
+    t = max(nvlink, inject, bisect)
+    return t + links.base_s + (g - 1) * links.su_alpha_s + (group.nodes - 1) * links.net_any_alpha_s
 
 
 def p2p_group_s(n: float, crosses_node: bool, links: Links) -> float:

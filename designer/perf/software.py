@@ -43,7 +43,9 @@ class Software:
     sends and receives posted ahead of the compute that needs them (``None``: the profile's
     schedule; Megatron-Core's only in the interleaved schedule). ``dropout``: hidden and
     attention dropout (``None``: the profile's recipes). ``compile``: ``torch.compile`` fuses the
-    element-wise ops of a stack that otherwise runs them eagerly (FSDP2).
+    element-wise ops of a stack that otherwise runs them eagerly (FSDP2). ``moe_dispatcher``: how
+    MoE tokens reach their experts, ``nccl`` (NCCL all-to-all, every routed copy on the wire) or
+    ``deepep`` (DeepEP, one copy per destination node over the network, then NVLink).
     """
 
     profile: Profile = _MEGATRON_CORE
@@ -54,6 +56,7 @@ class Software:
     dropout: bool | None = None
     compile: bool = False
     p2p_overlap: bool | None = None
+    moe_dispatcher: str = "nccl"  # nccl | deepep (designer.perf.network.dispatch_all_to_all_s)
 
     @property
     def eager(self) -> bool:
@@ -105,13 +108,14 @@ class Software:
             "p2p_overlap": self.p2p_overlap if self.p2p_overlap is not None else self.profile.p2p_overlap,
             "dropout": self.uses_dropout,
             "compile": self.compile,
+            "moe_dispatcher": self.moe_dispatcher,
         }
 
 
 def resolve(preset: str | None = None, *, attention: str | None = None, sequence_parallel: bool | None = None,
             tp_comm_overlap: bool | None = None, dp_overlap: bool | None = None,
             dropout: bool | None = None, compile: bool | None = None,
-            p2p_overlap: bool | None = None) -> Software:
+            p2p_overlap: bool | None = None, moe_dispatcher: str | None = None) -> Software:
     """A :class:`Software` from a preset name and the knobs given (``None``: the preset's default).
 
     Raises:
@@ -143,4 +147,10 @@ def resolve(preset: str | None = None, *, attention: str | None = None, sequence
     if compile and prof.fused_elementwise:
         raise PerfError(f"software.compile: {prof.name} already fuses its element-wise kernels; compile "
                         "applies to stacks that run PyTorch ops eagerly (fsdp2)")
-    return Software(prof, att, sequence_parallel, overlap_tp, dp_overlap, dropout, bool(compile), p2p_overlap)
+    dispatcher = moe_dispatcher or "nccl"
+    if dispatcher not in ("nccl", "deepep"):
+        raise PerfError(f"software.moe_dispatcher must be nccl or deepep, not {moe_dispatcher!r}")
+    if dispatcher == "deepep" and not prof.expert_parallel:
+        raise PerfError(f"software.moe_dispatcher: {prof.name} has no expert parallelism; leave it out")
+    return Software(prof, att, sequence_parallel, overlap_tp, dp_overlap, dropout, bool(compile), p2p_overlap,
+                    dispatcher)

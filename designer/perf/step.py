@@ -324,10 +324,13 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
         dispatch = payload * (1.0 if job.precision is Precision.FP8 else K.ACT_BYTES)
         combine = payload * K.ACT_BYTES
         # forward dispatch (FP8 in FP8 recipes, DeepSeek-V3 sec. 3.3) and combine; backward
-        # the two gradients in 16-bit
-        per_layer = netm.all_to_all_s(dispatch, group, links) + 3.0 * netm.all_to_all_s(combine, group, links)
+        # the two gradients in 16-bit; NCCL all-to-all or DeepEP (the stack's dispatcher)
+        k, how = m.moe.top_k, sw.moe_dispatcher
+        a2a_dispatch = netm.dispatch_all_to_all_s(dispatch, group, links, k, how)
+        a2a_combine = netm.dispatch_all_to_all_s(combine, group, links, k, how)
+        per_layer = a2a_dispatch + 3.0 * a2a_combine
         if full:
-            per_layer += netm.all_to_all_s(dispatch, group, links) + netm.all_to_all_s(combine, group, links)
+            per_layer += a2a_dispatch + a2a_combine
         ep_mb = layers_stage * moe_frac * per_layer
     if plan.schedule == "dualpipe":  # the paired chunk's compute hides the all-to-all
         ep_exposed_mb = exposed_s(ep_mb, compute_mb, 1.0, _S)

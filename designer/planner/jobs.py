@@ -40,7 +40,7 @@ def software_for(w: WorkloadSpec) -> perf.Software:
     return perf.resolve_software(s.preset, attention=s.attention, sequence_parallel=s.sequence_parallel,
                                  tp_comm_overlap=s.tp_comm_overlap, dp_overlap=s.dp_overlap,
                                  p2p_overlap=s.p2p_overlap, dropout=s.dropout,
-                                 compile=s.compile)
+                                 compile=s.compile, moe_dispatcher=s.moe_dispatcher)
 
 
 def job_for(w: WorkloadSpec, checkpoint_Bps_per_node: float | None = None) -> perf.Job:

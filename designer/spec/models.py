@@ -96,6 +96,7 @@ class SoftwareSpec:
     p2p_overlap: bool | None = None  # None: the stack's pipeline schedule
     dropout: bool | None = None
     compile: bool | None = None
+    moe_dispatcher: str | None = None  # nccl | deepep
 
 
 @dataclass(frozen=True, slots=True)

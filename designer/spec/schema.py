@@ -116,6 +116,9 @@ class _Software(_Strict):
                                      "with compute (default: the stack's schedule).")
     dropout: bool | None = Field(None, description="Hidden and attention dropout (default: the stack's recipes).")
     compile: bool | None = Field(None, description="torch.compile fuses element-wise ops (fsdp2; default false).")
+    moe_dispatcher: Literal["nccl", "deepep"] | None = Field(
+        None, description="MoE token dispatch: nccl (NCCL all-to-all, the default) or deepep (DeepEP: each "
+        "token crosses the network once per node it is routed to, then NVLink).", examples=["deepep"])
 
 
 class _Parallelism(_Strict):
