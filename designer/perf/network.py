@@ -286,7 +286,7 @@ def remote_nodes_per_token(nodes: int, top_k: int) -> float:
 
     Examples:
         >>> round(remote_nodes_per_token(8, 8), 3), remote_nodes_per_token(1, 8)
-        (4.594, 0.0)
+        (4.595, 0.0)
     """
     if nodes <= 1:
         return 0.0

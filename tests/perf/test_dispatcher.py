@@ -26,10 +26,10 @@ def test_deepep_sends_each_token_once_per_remote_node():
     nccl = netm.dispatch_all_to_all_s(n, EP64, LINKS, 8, "nccl")
     deepep = netm.dispatch_all_to_all_s(n, EP64, LINKS, 8, "deepep")
     assert nccl == netm.all_to_all_s(n, EP64, LINKS)
-    # both NIC-bound: the off-node bytes' ratio, 4.594/8 against 56/64
+    # both NIC-bound: the off-node bytes' ratio, 4.595/8 against 56/64
     lat_nccl = LINKS.base_s + 7 * LINKS.su_alpha_s + 56 * LINKS.net_any_alpha_s
     lat_deepep = LINKS.base_s + 7 * LINKS.su_alpha_s + 7 * LINKS.net_any_alpha_s
-    assert (deepep - lat_deepep) / (nccl - lat_nccl) == pytest.approx((4.594 / 8) / (56 / 64), rel=1e-3)
+    assert (deepep - lat_deepep) / (nccl - lat_nccl) == pytest.approx((4.595 / 8) / (56 / 64), rel=1e-3)
 
 
 def test_inside_one_node_both_are_the_same_all_to_all():
