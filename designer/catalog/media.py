@@ -3,9 +3,23 @@ optical connectors (the port model of docs/catalogs.md, "Ports and links")."""
 
 from __future__ import annotations
 
-__all__ = ["MediaKind", "Connector", "CAGES", "FIBER_CONNECTORS"]
+__all__ = ["MediaKind", "Connector", "CAGES", "FIBER_CONNECTORS", "GBPS", "gbps_name"]
 
 from enum import Enum
+
+GBPS = 1e9 / 8  # bytes/s in one Gb/s
+
+
+def gbps_name(rate_Bps: float) -> str:
+    """A port or lane rate as the port model names it in messages: Gb/s with a ``G`` suffix.
+
+    Examples:
+        >>> gbps_name(50e9)
+        '400G'
+        >>> gbps_name(3.125e9)
+        '25G'
+    """
+    return f"{rate_Bps / GBPS:g}G"
 
 
 class MediaKind(str, Enum):

@@ -14,10 +14,10 @@ __all__ = ["DEFAULT_CAGES", "default_cage", "fill_ports", "port_problem"]
 from dataclasses import replace
 from typing import Any
 
+from designer.catalog.media import GBPS, gbps_name
 from designer.catalog.types import Cable, Connector, Nic, Switch, Transceiver
 
 _TOLERANCE_BPS = 1.0
-_G = 1e9 / 8  # bytes/s in one Gb/s
 
 # The form factor a cage of a given total rate has where only one is in common use (IEEE 802.3 and
 # the SFP / QSFP / OSFP MSAs): rate of the cage, Gb/s -> (cage, lanes, lane rate Gb/s). 400G is
@@ -43,8 +43,8 @@ def default_cage(cage_rate_Bps: float) -> tuple[Connector, int, float] | None:
         True
     """
     for gbps, (cage, lanes, lane) in DEFAULT_CAGES.items():
-        if abs(gbps * _G - cage_rate_Bps) < _TOLERANCE_BPS:
-            return cage, lanes, lane * _G
+        if abs(gbps * GBPS - cage_rate_Bps) < _TOLERANCE_BPS:
+            return cage, lanes, lane * GBPS
     return None
 
 
@@ -70,9 +70,6 @@ def fill_ports(entry: Any) -> Any:
     return replace(entry, cage=entry.cage or cage, lanes=entry.lanes or lanes, lane_Bps=entry.lane_Bps or lane)
 
 
-def _gbps(rate_Bps: float) -> str:
-    return f"{rate_Bps / _G:g}G"
-
 
 def port_problem(entry: Any) -> tuple[str, str] | None:
     """(field, message) where an entry's port fields disagree with its rate, else None.
@@ -85,21 +82,21 @@ def port_problem(entry: Any) -> tuple[str, str] | None:
     if isinstance(entry, (Nic, Switch)):
         if entry.cage is None or not entry.lanes or not entry.lane_Bps:
             return ("cage", f"give cage, lanes and lane_rate: no single form factor carries "
-                            f"{_gbps(_cage_rate(entry))} per cage (OSFP, QSFP112 and QSFP-DD all do)")
+                            f"{gbps_name(_cage_rate(entry))} per cage (OSFP, QSFP112 and QSFP-DD all do)")
         if abs(entry.lanes * entry.lane_Bps - _cage_rate(entry)) >= _TOLERANCE_BPS:
             what = "a port" if isinstance(entry, Nic) else "a cage (port_rate x ports / cages)"
-            return ("lanes", f"{entry.lanes} lanes x {_gbps(entry.lane_Bps)} is not the {_gbps(_cage_rate(entry))} "
+            return ("lanes", f"{entry.lanes} lanes x {gbps_name(entry.lane_Bps)} is not the {gbps_name(_cage_rate(entry))} "
                              f"of {what}")
     elif isinstance(entry, Transceiver):
         if abs(entry.lanes * entry.lane_Bps - entry.rate_Bps * entry.logical_ports) >= _TOLERANCE_BPS:
-            return ("lanes", f"{entry.lanes} lanes x {_gbps(entry.lane_Bps)} is not rate x logical_ports "
-                             f"({entry.logical_ports} x {_gbps(entry.rate_Bps)})")
+            return ("lanes", f"{entry.lanes} lanes x {gbps_name(entry.lane_Bps)} is not rate x logical_ports "
+                             f"({entry.logical_ports} x {gbps_name(entry.rate_Bps)})")
         if entry.lanes % entry.optical_ports:
             return ("optical_ports", f"{entry.lanes} lanes do not split evenly over {entry.optical_ports} optical ports")
     elif isinstance(entry, Cable):
         if abs(entry.lanes * entry.lane_Bps - entry.rate_Bps) >= _TOLERANCE_BPS:
-            return ("lanes", f"{entry.lanes} lanes x {_gbps(entry.lane_Bps)} is not the cable's rate "
-                             f"({_gbps(entry.rate_Bps)})")
+            return ("lanes", f"{entry.lanes} lanes x {gbps_name(entry.lane_Bps)} is not the cable's rate "
+                             f"({gbps_name(entry.rate_Bps)})")
         if entry.lanes % entry.breakout:
             return ("breakout", f"{entry.lanes} lanes do not split evenly over {entry.breakout} far ends")
         if entry.media.is_fiber == entry.connector.is_cage:

@@ -30,13 +30,13 @@ from dataclasses import dataclass
 from itertools import product
 from typing import Iterator
 
+from designer.catalog.media import gbps_name
 from designer.catalog.types import Cable, Catalog, Connector, MediaKind, Protocol, Transceiver
 from designer.errors import CatalogError
 from designer.topology.ports import Port, fits
 from designer.topology.schema import MediaClass
 
 _TOLERANCE_BPS = 1.0
-_G = 1e9 / 8
 _DIRECT = (MediaKind.DAC, MediaKind.ACC, MediaKind.CAT6)
 # Media tried for a run of each reach class, in order; the first media group with a fitting
 # part wins (copper in the rack, fiber between rows: layout.py decides the class).
@@ -51,9 +51,6 @@ _ORDER: dict[MediaClass | None, tuple[tuple[MediaKind, ...], ...]] = {
 def _same(a: float, b: float) -> bool:
     return abs(a - b) < _TOLERANCE_BPS
 
-
-def _gbps(rate_Bps: float) -> str:
-    return f"{rate_Bps / _G:g}G"
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,7 +236,7 @@ def build_link(catalog: Catalog, end_a: Port, end_b: Port, reach_m: float, *,
     lanes, lane = modes[0]
     kinds = ", ".join(m.value for g in _ORDER[media] for m in g)
     raise CatalogError(_refusal(end_a, end_b, reach_m, f"no catalog cable or transceiver pair ({kinds}) carries "
-                                                       f"{lanes} x {_gbps(lane)} {end_a.protocol.value} between "
+                                                       f"{lanes} x {gbps_name(lane)} {end_a.protocol.value} between "
                                                        f"those cages; add the part to a catalog file"))
 
 
@@ -257,12 +254,12 @@ def _mismatch(a: Port, b: Port) -> str | None:
     if a.protocol is not b.protocol:
         return f"one end runs {a.protocol.value}, the other {b.protocol.value}"
     if not _same(a.rate_Bps, b.rate_Bps):
-        return f"one end runs {_gbps(a.rate_Bps)} links, the other {_gbps(b.rate_Bps)}"
+        return f"one end runs {gbps_name(a.rate_Bps)} links, the other {gbps_name(b.rate_Bps)}"
     return None
 
 
 def _modes(port: Port) -> str:
-    return " or ".join(f"{n} x {_gbps(r)}" for n, r in port.modes()) or "none"
+    return " or ".join(f"{n} x {gbps_name(r)}" for n, r in port.modes()) or "none"
 
 
 def _refusal(a: Port, b: Port, reach: float, why: str) -> str:

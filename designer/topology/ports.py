@@ -13,11 +13,11 @@ __all__ = ["Port", "STANDARD_LANE_GBPS", "CAGE_ACCEPTS", "fits", "nic_port", "se
 
 from dataclasses import dataclass
 
+from designer.catalog.media import GBPS, gbps_name
 from designer.catalog.types import Connector, Nic, Protocol, Server, Switch
 from designer.errors import CatalogError
 
 _TOLERANCE_BPS = 1.0
-_G = 1e9 / 8
 
 # Lane rates the SerDes of the IEEE 802.3 / InfiniBand generations signal at, Gb/s: 1000BASE-T,
 # 10G, 25G NRZ (EDR / 25GbE), 50G PAM4 (HDR / 200GbE), 100G PAM4 (NDR / 400GbE), 200G PAM4 (XDR).
@@ -46,9 +46,6 @@ def fits(part: Connector, cage: Connector) -> bool:
     """
     return part in CAGE_ACCEPTS.get(cage, ())
 
-
-def _gbps(rate_Bps: float) -> str:
-    return f"{rate_Bps / _G:g}G"
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,8 +79,8 @@ class Port:
         rate must be a standard one (:data:`STANDARD_LANE_GBPS`) no faster than the cage's.
 
         Examples:
-            >>> p = Port("connectx7-ndr-400g", Connector.OSFP, Protocol.INFINIBAND, 4, 100 * _G, 1, 200 * _G)
-            >>> [(lanes, rate / _G) for lanes, rate in p.modes()]
+            >>> p = Port("connectx7-ndr-400g", Connector.OSFP, Protocol.INFINIBAND, 4, 100 * GBPS, 1, 200 * GBPS)
+            >>> [(lanes, rate / GBPS) for lanes, rate in p.modes()]
             [(4, 50.0), (2, 100.0)]
         """
         if self.lanes % self.links:
@@ -93,7 +90,7 @@ class Port:
         out = []
         for width in dict.fromkeys(widths):
             lane = self.rate_Bps / width
-            if lane <= self.lane_Bps + _TOLERANCE_BPS and any(abs(lane - g * _G) < _TOLERANCE_BPS
+            if lane <= self.lane_Bps + _TOLERANCE_BPS and any(abs(lane - g * GBPS) < _TOLERANCE_BPS
                                                                for g in STANDARD_LANE_GBPS):
                 out.append((width, lane))
         return tuple(out)
@@ -101,8 +98,8 @@ class Port:
     def describe(self) -> str:
         """``nvidia-qm9700 OSFP cage (8 x 100G infiniband, 2 links of 400G)``."""
         links = f"{self.links} links" if self.links > 1 else "1 link"
-        return (f"{self.device} {self.cage.value.upper()} cage ({self.lanes} x {_gbps(self.lane_Bps)} "
-                f"{self.protocol.value}, {links} of {_gbps(self.rate_Bps)})")
+        return (f"{self.device} {self.cage.value.upper()} cage ({self.lanes} x {gbps_name(self.lane_Bps)} "
+                f"{self.protocol.value}, {links} of {gbps_name(self.rate_Bps)})")
 
 
 def _checked(device: str, cage: Connector | None, lanes: int, lane_Bps: float) -> tuple[Connector, int, float]:
@@ -148,6 +145,6 @@ def switch_port(switch: Switch, rate_Bps: float | None = None) -> Port:
     rate = rate_Bps or switch.port_rate_Bps
     ports = switch.ports_at(rate)
     if ports == 0 or ports % switch.cages:
-        raise CatalogError(f"{switch.name} cannot run its cages at {_gbps(rate)} ports")
+        raise CatalogError(f"{switch.name} cannot run its cages at {gbps_name(rate)} ports")
     cage, lanes, lane = _checked(switch.name, switch.cage, switch.lanes, switch.lane_Bps)
     return Port(switch.name, cage, switch.protocol, lanes, lane, ports // switch.cages, rate)
