@@ -185,6 +185,11 @@ class Evaluator:
                 self._views[key] = None
         return self._views[key]
 
+    def gpus_used_per_node(self, candidate: Candidate) -> int:
+        """GPUs a job uses of each node of ``candidate``: the pinned share of its scale-up domain
+        (``gpus_per_domain_used``) where given, else all of them."""
+        return min(self.gpus_per_domain_used or candidate.gpus_per_node, candidate.gpus_per_node)
+
     def placement(self, candidate: Candidate, gpus: int) -> tuple[int, int]:
         """(nodes, GPUs used per scale-up domain) of a job on ``gpus`` GPUs of ``candidate``: the
         pinned share of each domain (``gpus_per_domain_used``) where given, else

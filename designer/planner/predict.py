@@ -74,7 +74,7 @@ def estimate(spec: Spec, catalog: Catalog) -> Estimate:
     warnings = [w.located() for w in spec.warnings]
     for i, w in enumerate(spec.workloads):
         job = compile_workload(w)
-        gpus = w.gpus or pin.nodes * min(pin.gpus_per_domain_used or cand.gpus_per_node, cand.gpus_per_node)
+        gpus = w.gpus or pin.nodes * evaluator.gpus_used_per_node(cand)
         result = evaluator.evaluate(job, cand, gpus)
         if result.estimate is None and not w.gpus:
             # No plan on every GPU (a pinned tp x pp that does not divide them, a batch that does
@@ -115,7 +115,7 @@ def _largest_fit(evaluator: Evaluator, job, cand, nodes: int):
     """The evaluation at the largest GPU count below the pinned system's at which a plan fits:
     whole nodes first (a job sharing a node splits its NVLink domain), then any count. None if
     none does."""
-    gpn = min(evaluator.gpus_per_domain_used or cand.gpus_per_node, cand.gpus_per_node)
+    gpn = evaluator.gpus_used_per_node(cand)
     counts = [n * gpn for n in range(nodes - 1, 0, -1)] + list(range(gpn - 1, 0, -1))
     for g in counts:
         result = evaluator.evaluate(job, cand, g)
