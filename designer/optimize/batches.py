@@ -42,7 +42,7 @@ _SAME_OBJECTIVE = 1e-9  # relative difference of two programs' objectives that c
 
 def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, limits: Limits | None = None,
           objective: str | None = None, solver: str = "highs", time_limit_s: float | None = None,
-          cutoff: float | None = None, evaluations: int | None = None) -> Solution:
+          cutoff: float | None = None, evaluations: int | None = None, below: float | None = None) -> Solution:
     """Optimum over the candidates ``keys`` (all by default): on-prem candidates in order of
     their cost bound, a batch at a time (see the module docstring), stopping once the bound
     reaches the best cost found (``min_total_cost``; other objectives try every candidate).
@@ -61,6 +61,9 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
             the workspace has already evaluated are free). When the search needs more, the best
             design so far is returned as ``feasible`` with its gap to the lowest bound of the
             candidates left, as when the deadline passes; explanations use it to stay cheap.
+        below: only a design whose objective is below this is wanted (a binding test asks
+            whether relaxing a constraint finds a better design than the one chosen): every
+            program stops as soon as its bound reaches it.
 
     When the workspace's deadline (:class:`~designer.optimize.clock.Deadline`) passes, the best
     design so far is returned as ``feasible``, its gap measured against the lowest bound of the
@@ -148,7 +151,8 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
         try:
             ws.solves += 1
             sol = solve_scheduled(ws.problem([*ready, *batch], th, limits=limits, objective=objective),
-                                  solver=solver, time_limit_s=time_limit_s, deadline=deadline)
+                                  solver=solver, time_limit_s=time_limit_s, deadline=deadline,
+                                  cutoff=_beats(best, below))
         except InfeasibleError:
             continue
         except SolverTimeoutError:
@@ -161,6 +165,8 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
             continue  # only a design cheaper than the cutoff is wanted
         if best is not None and sol.objective >= best.objective - _SAME_OBJECTIVE * max(1.0, abs(best.objective)):
             continue  # the first of equal designs is kept
+        if below is not None and sol.objective >= below:
+            continue
         best, best_total = sol, (total - sol.credit_usd if prunable else math.inf)
     if best is None:
         if late is not None:
@@ -171,6 +177,15 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
         late_bounds = [first_bounds.get(k, 0.0) for k in late] if prunable else None
         best = _out_of_time(best, late_bounds, len(late), len(onprem), budget_out)
     return best
+
+
+def _beats(best: Solution | None, below: float | None) -> float | None:
+    """The objective a new program's design must stay under to matter: below ``best``'s by more
+    than float noise (the first of equal designs is kept) and below ``below``; None: any."""
+    limits = [] if below is None else [below]
+    if best is not None:
+        limits.append(best.objective - _SAME_OBJECTIVE * max(1.0, abs(best.objective)))
+    return min(limits) if limits else None
 
 
 def _cloud_only(ws: Workspace, ready: list[str], th: Thresholds, limits: Limits | None, objective: str,

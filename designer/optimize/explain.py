@@ -63,7 +63,8 @@ def _larger(sol: Solution, measure: Callable[[Solution], Measures]) -> Measures:
 
 def _try(ws: Workspace, th: Thresholds, *, limits: Limits | None = None, keys=None,
          objective: str | None = None, solver: str, time_limit_s: float | None,
-         cutoff: float | None = None, evaluations: int | None = None) -> Solution | None:
+         cutoff: float | None = None, evaluations: int | None = None,
+         below: float | None = None) -> Solution | None:
     """The optimum of a re-solve with one thing changed, or None when nothing qualifies (or,
     with ``evaluations``, nothing was found among that many newly evaluated candidates)."""
     # An explanation from a search the command's deadline cut short could be wrong: none is given.
@@ -71,7 +72,7 @@ def _try(ws: Workspace, th: Thresholds, *, limits: Limits | None = None, keys=No
         raise OutOfTime
     try:
         sol = batches.solve(ws, th, keys=keys, limits=limits, objective=objective, solver=solver,
-                            time_limit_s=time_limit_s, cutoff=cutoff, evaluations=evaluations)
+                            time_limit_s=time_limit_s, cutoff=cutoff, evaluations=evaluations, below=below)
     except (InfeasibleError, SolverTimeoutError):
         sol = None
     if ws.deadline.expired():
@@ -224,8 +225,9 @@ def constraint_status(ws: Workspace, th: Thresholds, sol: Solution, *, solver: s
 
     def binds(t: Thresholds = th, lim: Limits = limits) -> bool:
         # The chosen design stays feasible when a constraint loosens, so only cheaper designs matter.
-        alt = _try(ws, t, limits=lim, cutoff=total * (1 - _REL) if prunable else None, **run)
-        return alt is not None and alt.objective < sol.objective * (1 - _REL) - 1e-6
+        better = sol.objective * (1 - _REL) - 1e-6
+        alt = _try(ws, t, limits=lim, cutoff=total * (1 - _REL) if prunable else None, below=better, **run)
+        return alt is not None and alt.objective < better
 
     out: list[ConstraintStatus] = []
     step = 1.0 + _BIND_STEP

@@ -39,6 +39,10 @@ Z+ racks; x_{w,s,o} in {0,1} run workload w on system s with option o.
 (15) an on-prem assignment A of system c whose fixed sizes pack only on N_A nodes or more
      (designer.optimize.rigid): z_A in {0,1}, sum_{a in A} x_a <= |A| - 1 + z_A, n_c >= N_A z_A;
      z_A = 0 (a plain no-good) when no allowed size packs A.
+(16) energetic reasoning (designer.optimize.rigid): for an interval [t1, t2], a job of time T_o due
+     by D_w runs inside it at least e_o = min overlap of its earliest and latest placements, so
+     sum_{w,o} g_o e_o x_{w,c,o} <= G_c (t2 - t1) n_c. (5) is its case [0, D]; the intervals
+     are added where a chosen assignment's jobs overfill one.
 
 Capex_c = per unit type, price x bought x (1 + a + spares)  [+ an owned build's share of space]
 Opex_c  = support x years x price x units - residual x price x bought + space per rated W x H
@@ -65,7 +69,7 @@ import pulp
 
 from designer.errors import InfeasibleError
 from designer.optimize import ownership
-from designer.optimize.problem import FabricShape, OnPremSystem, Option, Problem
+from designer.optimize.problem import FabricShape, OnPremSystem, Option, Problem, min_overlap_s
 
 SCALE_USD = 1e6  # the objective is in millions of dollars: keeps coefficients near 1
 # Ties between designs of equal cost (two topologies that build the same single switch) go to the
@@ -198,6 +202,13 @@ class Builder:
             terms = [o.gpu_seconds * scale * var for w, xs in usage.items() if p.deadlines_s[w] <= deadline for o, var in xs]
             if terms:
                 m += pulp.lpSum(terms) <= n, f"gpu_time__{c}__{i}"
+        # (16) energetic reasoning on the intervals the schedule found overfull
+        for i, (t1, t2) in enumerate(p.energy):
+            scale = 1.0 / (gpn * (t2 - t1))
+            terms = [o.held_gpus * e * scale * var for w, xs in usage.items() for o, var in xs
+                     if (e := min_overlap_s(o.time_s, p.deadlines_s[w], t1, t2)) > 0]
+            if terms:
+                m += pulp.lpSum(terms) <= n, f"energy__{c}__{i}"
         # (13) cost of ownership: equipment, space, power at the expected draw, support, residual
         costs, busy = ownership.add_onprem_costs(m, c, system, p.economics, y=y, nodes=n, switches=L + S + X,
                                                   ls_links=LS, sx_links=SX, racks=Q, usage=usage)

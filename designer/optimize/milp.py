@@ -56,6 +56,9 @@ class Solution:
     extras: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     # When each workload runs (designer.optimize.rigid fills it in): workload -> Slot.
     schedule: Mapping[str, Slot] = field(default_factory=lambda: MappingProxyType({}))
+    # What choosing each option adds to the objective with the system's size held (its busy power,
+    # its cloud bill, less its credit), in dollars: (workload, system key, option index) -> USD.
+    option_usd: Mapping[tuple[str, str, int], float] = field(default_factory=lambda: MappingProxyType({}))
     # Why the design is not proven optimal beyond the solver's own gap (a schedule needed more
     # nodes than the program's GPU-time bound, the command's time limit): one sentence, or "".
     note: str = ""
@@ -243,7 +246,12 @@ def _extract(b: Builder, problem: Problem, status: str, gap: float, solver: str,
     for (w, key, idx), var in sorted(b.x.items()):
         if _value(var) > 0.5:
             assignment[w] = (key, b.option_of[(w, key, idx)])
+    coefficients = b.m.objective
+    # Only where the objective is the cost (designer.optimize.rigid repairs those schedules by it).
+    option_usd = ({k: coefficients.get(var, 0.0) * SCALE_USD for k, var in b.x.items()}
+                  if problem.objective == "min_total_cost" else {})
     return Solution(
+        option_usd=MappingProxyType(option_usd),
         status=status, gap=gap, onprem_key=chosen, nodes=nodes, counts=MappingProxyType(counts),
         assignment=MappingProxyType(assignment), capex_usd=_value(capex), opex_usd=_value(opex),
         cloud_usd=_value(cloud), objective=_value(b.m.objective) * SCALE_USD,

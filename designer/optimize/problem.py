@@ -6,7 +6,7 @@ program is built; what reaches the program is linear coefficients (STYLE.md 7.3)
 
 from __future__ import annotations
 
-__all__ = ["FabricShape", "UnitCosts", "StorageUnit", "StorageNeeds", "OnPremSystem", "CloudSystem", "Option", "Economics",
+__all__ = ["min_overlap_s", "FabricShape", "UnitCosts", "StorageUnit", "StorageNeeds", "OnPremSystem", "CloudSystem", "Option", "Economics",
            "Limits", "Problem", "pareto"]
 
 from dataclasses import dataclass, field
@@ -228,9 +228,21 @@ class Problem:
     # with the node count they need to pack (0: none allowed packs them, never all chosen together).
     min_nodes: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     exclude: tuple[tuple[tuple[tuple[str, str, int], ...], int], ...] = ()
+    # Intervals (t1, t2) in seconds whose energetic constraint (16) the program holds: the GPU-time
+    # every on-prem job must spend inside the interval fits in the cluster's over it.
+    energy: tuple[tuple[float, float], ...] = ()
     # Soft preferences (designer.optimize.preferences): system key -> (dollars per design, shared
     # among the workloads run on it; share of its cost) credited in the objective. Absent: none.
     credits: Mapping[str, tuple[float, float]] = field(default_factory=lambda: MappingProxyType({}))
+
+
+def min_overlap_s(time_s: float, deadline_s: float, t1: float, t2: float) -> float:
+    """The least time a job of ``time_s`` that starts at or after 0 and ends by ``deadline_s``
+    must run inside [t1, t2]: the smaller of its overlaps when started first and when started
+    last (energetic reasoning, Erschler & Lopez 1990; Baptiste, Le Pape & Nuijten 2001, ch. 3)."""
+    first = min(t2, time_s) - max(t1, 0.0)
+    last = min(t2, deadline_s) - max(t1, deadline_s - time_s)
+    return max(0.0, min(first, last, t2 - t1))
 
 
 def pareto(options: list[Option], keep_time: bool) -> tuple[Option, ...]:

@@ -19,7 +19,7 @@ last program's bound.
 
 from __future__ import annotations
 
-__all__ = ["solve_scheduled", "pack_solution"]
+__all__ = ["solve_scheduled", "pack_solution", "NOT_BELOW_CUTOFF"]
 
 import math
 from dataclasses import replace
@@ -28,11 +28,17 @@ from types import MappingProxyType
 from designer.errors import InfeasibleError
 from designer.optimize.clock import Deadline
 from designer.optimize.milp import Solution, solve_problem
-from designer.optimize.problem import OnPremSystem, Problem
+from designer.optimize.problem import OnPremSystem, Problem, min_overlap_s
+from designer.optimize import repair
 from designer.optimize.schedule import Job, Slot, pack
 
 _ROUNDS = 12  # cuts allowed per program before the last assignment is kept at the size it needs
+_ENERGY_CUTS = 4  # energetic intervals added per round
+_ENERGY_TOL = 1e-6  # relative overfill of an interval that counts as a violation
 _SAME = 1e-6  # relative objective difference that counts as equal to the bound
+
+
+NOT_BELOW_CUTOFF = "no design of the program beats the best one known"
 
 
 def _system(problem: Problem, key: str) -> OnPremSystem:
@@ -80,47 +86,142 @@ def _nodes_to_pack(problem: Problem, sol: Solution) -> int | None:
     return hi
 
 
+def _conflict_cut(problem: Problem, sol: Solution) -> tuple[tuple[tuple[str, str, int], ...], int]:
+    """Constraint (15) for the smallest set of ``sol``'s on-prem jobs that alone does not pack on
+    its nodes (:func:`designer.optimize.repair.conflict`), with the node count that set needs
+    (0: none allowed). A set that does not pack keeps not packing with jobs added, so the cut
+    removes every assignment containing it, not only this one."""
+    key = sol.onprem_key
+    system = _system(problem, key)
+    gpn = system.candidate.gpus_per_node
+    core = repair.conflict(problem, sol.assignment, key, gpn * sol.nodes)
+    need = repair.nodes_needed(problem, sol.assignment, key, core, gpn, sol.nodes, _node_cap(problem, system))
+    return tuple(sorted((w, key, sol.assignment[w][1].index) for w in core)), need or 0
+
+
 def solve_scheduled(problem: Problem, *, solver: str = "highs", time_limit_s: float | None = None,
-                    deadline: Deadline | None = None) -> Solution:
+                    deadline: Deadline | None = None, cutoff: float | None = None) -> Solution:
     """The program's optimum among designs whose on-prem jobs pack (module docstring), with its
     schedule.
 
+    ``cutoff``: only a design whose objective is below it is wanted (the caller holds one that
+    good). Each round's optimum is a lower bound on every later round's (cuts only remove
+    designs), so once one reaches the cutoff no design of this program can beat it and the
+    loop stops without further cuts.
+
     Raises:
-        InfeasibleError: no design meets the constraints, or none whose sizes pack.
+        InfeasibleError: no design meets the constraints, or none whose sizes pack, or (with
+            ``cutoff``) none whose objective is below the cutoff.
         SolverTimeoutError: the time ran out before any design was found.
     """
     run = dict(solver=solver, time_limit_s=time_limit_s, deadline=deadline)
     sol = solve_problem(problem, **run)
     rounds = 0
     while True:
+        if cutoff is not None and sol.objective >= cutoff:
+            raise InfeasibleError(NOT_BELOW_CUTOFF)
         slots = pack_solution(problem, sol)
         if slots is not None:
             return replace(sol, schedule=MappingProxyType(dict(sorted(slots.items()))))
-        need = _nodes_to_pack(problem, sol)
         if rounds >= _ROUNDS or (deadline is not None and deadline.expired()):
-            return _kept_at_size(problem, sol, need, run)
-        combo = tuple(sorted((w, key, o.index) for w, (key, o) in sol.assignment.items() if key == sol.onprem_key))
-        problem = replace(problem, exclude=(*problem.exclude, (combo, need or 0)))
+            return _fallback(problem, sol, run)
+        energy = _energy_cuts(problem, sol)
+        if energy:
+            problem = replace(problem, energy=(*problem.energy, *energy))
+        else:
+            problem = replace(problem, exclude=(*problem.exclude, _conflict_cut(problem, sol)))
         rounds += 1
         sol = solve_problem(problem, **run)
 
 
-def _kept_at_size(problem: Problem, sol: Solution, need: int | None, run: dict) -> Solution:
-    """``sol``'s assignment on the ``need`` nodes its jobs pack on, priced by the program; gap to
-    ``sol``'s own objective (a lower bound)."""
-    if need is None:
-        raise InfeasibleError("no design found whose workloads' GPU counts fit a schedule on the cluster by their "
-                              "deadlines", reasons=("the workloads' GPU-time fits before their deadlines, but no "
-                                                    "packing of their fixed sizes was found",))
+def _energy_cuts(problem: Problem, sol: Solution) -> list[tuple[float, float]]:
+    """The intervals (at most :data:`_ENERGY_CUTS`, most overfull first) in which ``sol``'s
+    on-prem jobs must spend more GPU-time than its cluster has (constraint 16), not yet held.
+
+    Intervals start at 0 or a job's latest start and end at a job's earliest end or its
+    deadline: the points where some job's least overlap changes slope (Baptiste, Le Pape &
+    Nuijten 2001, 3.3). Such an interval is violated by this assignment and valid for every
+    design that packs, so the cut removes it and keeps the program a lower bound."""
     key = sol.onprem_key
-    chosen = {(w, k): (o,) for w, (k, o) in sol.assignment.items()}
-    fixed = replace(problem, options=MappingProxyType(chosen), exclude=(),
-                    min_nodes=MappingProxyType({**problem.min_nodes, key: need}))
-    out = solve_problem(fixed, **run)
+    capacity = _system(problem, key).candidate.gpus_per_node * sol.nodes
+    jobs = [(o.held_gpus, o.time_s, problem.deadlines_s[w]) for w, (k, o) in sol.assignment.items() if k == key]
+    starts = sorted({0.0} | {d - t for _, t, d in jobs if d > t})
+    ends = sorted({t for _, t, _ in jobs} | {d for _, _, d in jobs})
+    held = set(problem.energy)
+    found = []
+    for t1 in starts:
+        for t2 in ends:
+            if t2 <= t1 or (t1, t2) in held:
+                continue
+            need = sum(g * min_overlap_s(t, d, t1, t2) for g, t, d in jobs)
+            over = need / (capacity * (t2 - t1))
+            if over > 1 + _ENERGY_TOL:
+                found.append((-over, t1, t2))
+    return [(t1, t2) for _, t1, t2 in sorted(found)[:_ENERGY_CUTS]]
+
+
+def _fallback(problem: Problem, sol: Solution, run: dict) -> Solution:
+    """When the cuts ran out: the cheaper of ``sol``'s assignment on the nodes it needs and, for
+    the cost objective, the sizes the local search of :mod:`designer.optimize.repair` finds to
+    pack on ``sol``'s own nodes; with its gap to ``sol``'s objective, the program's bound."""
+    need = _nodes_to_pack(problem, sol)
+    found = [f for f in (_repaired(problem, sol, run) if sol.option_usd else None,
+                         _kept_at_size(problem, sol, need, run, strict=False)) if f is not None]
+    if not found:
+        return _kept_at_size(problem, sol, need, run)  # raises: nothing packs
+    return _bounded(min(found, key=lambda f: f.objective), sol.objective)
+
+
+def _bounded(found: Solution, bound: float) -> Solution:
+    """``found`` (a design that packs) with its gap to ``bound``, the program's lower bound."""
+    gap = max(found.gap, (found.objective - bound) / max(abs(found.objective), 1e-12))
+    if gap <= _SAME:
+        return replace(found, gap=found.gap, note="")
+    note = (f"the program's GPU counts did not fit a schedule; the best design found that does is within {gap:.2%} "
+            "of the program's bound")
+    return replace(found, status="feasible", gap=gap, note=note)
+
+
+def _priced(problem: Problem, assignment, key: str | None, nodes: int, run: dict) -> Solution | None:
+    """``assignment`` on at least ``nodes`` nodes of system ``key``, priced by the program with
+    every option fixed, with its schedule; None when the limits refuse it or it does not pack."""
+    chosen = {(w, k): (o,) for w, (k, o) in assignment.items()}
+    min_nodes = problem.min_nodes if key is None else {**problem.min_nodes, key: nodes}
+    fixed = replace(problem, options=MappingProxyType(chosen), exclude=(), min_nodes=MappingProxyType(min_nodes))
+    try:
+        out = solve_problem(fixed, **run)
+    except InfeasibleError:
+        return None
     slots = pack_solution(fixed, out)
     if slots is None:
+        return None
+    return replace(out, schedule=MappingProxyType(dict(sorted(slots.items()))))
+
+
+def _repaired(problem: Problem, sol: Solution, run: dict) -> Solution | None:
+    """``sol``'s cluster at its own node count with the sizes :func:`designer.optimize.repair.repair`
+    finds to pack, priced; None when the search finds none."""
+    system = _system(problem, sol.onprem_key)
+    found = repair.repair(problem, sol, system.candidate.gpus_per_node, _node_cap(problem, system))
+    if found is None:
+        return None
+    on_cluster = any(k == sol.onprem_key for k, _ in found.values())
+    return _priced(problem, found, sol.onprem_key if on_cluster else None, sol.nodes, run)
+
+
+def _kept_at_size(problem: Problem, sol: Solution, need: int | None, run: dict, strict: bool = True) -> Solution | None:
+    """``sol``'s assignment on the ``need`` nodes its jobs pack on, priced by the program; gap to
+    ``sol``'s own objective (a lower bound). With ``strict=False``, None instead of an error."""
+    found = None if need is None else _priced(problem, sol.assignment, sol.onprem_key, need, run)
+    if found is None:
+        if not strict:
+            return None
+        if need is None:
+            raise InfeasibleError("no design found whose workloads' GPU counts fit a schedule on the cluster by their "
+                                  "deadlines", reasons=("the workloads' GPU-time fits before their deadlines, but no "
+                                                        "packing of their fixed sizes was found",))
         raise InfeasibleError("no design found whose workloads' GPU counts fit a schedule on the cluster")
-    gap = max(out.gap, (out.objective - sol.objective) / max(abs(out.objective), 1e-12))
+    gap = max(found.gap, (found.objective - sol.objective) / max(abs(found.objective), 1e-12))
     note = (f"the workloads' fixed GPU counts needed {need - sol.nodes} more nodes than their GPU-time alone; "
             f"within {gap:.2%} of the program's bound")
-    return replace(out, schedule=MappingProxyType(dict(sorted(slots.items()))), status="feasible", gap=gap, note=note)
+    return replace(found, status="feasible", gap=gap, note=note)

@@ -60,6 +60,7 @@ class Workspace:
         self.evaluations: dict[tuple[str, str], tuple[Evaluation, ...]] = {}
         self._scanned: dict[tuple[str, str], int] = {}  # (workload, key) -> smallest GPU count scanned
         self._ideal: dict[tuple[str, str, float, float], int | None] = {}
+        self._bound_views: dict[tuple[bool, str], tuple[tuple, perf.NetworkView]] = {}
         self.fixed_nodes = task.fixed_nodes
         self.economics = task.economics
         # Each candidate's soft-preference credit (dollars, cost share); only those that earn one.
@@ -151,7 +152,11 @@ class Workspace:
         cheaper: shared by every candidate with this GPU); no real topology qualifies with fewer.
         None if none."""
         gpu = self.catalog.gpus[cand.gpu]
-        view_key, view = (best_view if best else ideal_view)(self.catalog, cand)
+        # Bounds ask for every workload on every candidate many times: the view is built once.
+        which = (best, cand.key)
+        if which not in self._bound_views:
+            self._bound_views[which] = (best_view if best else ideal_view)(self.catalog, cand)
+        view_key, view = self._bound_views[which]
         key = (w.name, view_key, cand.deployment.value, th.min_utilization, th.deadlines_s[w.name])
         if key not in self._ideal:
             cluster = perf.Cluster(gpu=gpu, network=view, efficiency=self.task.efficiency)
