@@ -52,7 +52,7 @@ Cloud   = sum_{w,k,o} billed_k(g_o/G_k, T_o) x_{w,k,o}  (on demand per instance-
           whole term, capacity blocks per whole block: designer.optimize.cloud)
 Objective min_total_cost: Capex + Opex + Cloud - Credit. min_time: first the longest time to
 train, then cost - Credit. min_cost_per_token: on-prem systems charged per GPU-second used at
-their cost rate, then the cheapest system at that charge (cost - Credit).
+their cost rate, less the Credit on that charge, then the cheapest system at it (cost - Credit).
 Credit (soft preferences, designer.optimize.preferences): per matching system c with dollar
 weight D_c and cost share f_c, f_c (Capex_c + Opex_c) on-prem, f_c billed x in the cloud, and
 D_c / |W| per workload it runs; never part of the cost, the budget or any limit.

@@ -171,10 +171,11 @@ def solve_problem(problem: Problem, *, solver: str = "highs", time_limit_s: floa
         max_time_days = _first_phase(b, tmax, "time_fixed", solver, limit(), MIN_TIME_GAP)
         objective = (total - b.credit() + b.tie_break()) / SCALE_USD
     elif problem.objective == "min_cost_per_token":
-        # Phase 1: the cost of the GPU-seconds used. It does not see how big the system is (a
-        # node left idle costs nothing there), so phase 2 then builds the cheapest system that
-        # keeps that cost: without it the solver may size the cluster and fabric at random.
-        primary = (_usage_cost(b, problem) + cloud + b.tie_break()) / SCALE_USD
+        # Phase 1: the cost of the GPU-seconds used, less the soft preferences' credit on it. It
+        # does not see how big the system is (a node left idle costs nothing there), so phase 2
+        # then builds the cheapest system that keeps that charge: without it the solver may size
+        # the cluster and fabric at random.
+        primary = (_usage_cost(b, problem) + cloud - _usage_credit(b, problem) + b.tie_break()) / SCALE_USD
         primary_value = _first_phase(b, primary, "usage_cost_fixed", solver, limit(), REL_GAP)
         objective = (total - b.credit() + b.tie_break()) / SCALE_USD
     elif problem.objective == "min_capex":
@@ -215,6 +216,29 @@ def _usage_cost(b: Builder, problem: Problem) -> pulp.LpAffineExpression:
         for (w, key, idx), var in b.x.items():
             if key == system.key:
                 terms.append(rate * b.option_of[(w, key, idx)].gpu_seconds * var)
+    return pulp.lpSum(terms)
+
+
+def _usage_credit(b: Builder, problem: Problem) -> pulp.LpAffineExpression:
+    """The soft preferences' credit on phase 1's charge, as :meth:`Builder.credit` counts it on the
+    whole cost (designer.optimize.preferences): per option run on a matching system, ``usd / |W|``
+    and ``share`` of what the option is charged (its GPU-seconds at the system's rate on-prem, its
+    bill in the cloud)."""
+    credits = problem.credits
+    if not credits:
+        return pulp.LpAffineExpression()
+    rates = {s.key: usage_rate_usd_per_gpu_s(s, problem.economics) for s in problem.onprem if s.key in credits}
+    per_workload = 1.0 / len(problem.workloads)
+    terms = []
+    for (w, key, idx), var in b.x.items():
+        if key not in credits:
+            continue
+        usd, share = credits[key]
+        charge = (rates[key] * b.option_of[(w, key, idx)].gpu_seconds if key in rates
+                  else b.cloud_cost_of.get((w, key, idx), 0.0))
+        coef = usd * per_workload + share * charge
+        if coef:
+            terms.append(coef * var)
     return pulp.lpSum(terms)
 
 

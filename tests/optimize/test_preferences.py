@@ -76,3 +76,25 @@ def test_validate_locates_an_unknown_preferred_name(tmp_path):
     (d,) = doc["diagnostics"]
     assert "unknown vendor 'nvidai'" in d["message"] and "nvidia" in (d["hint"] or "")
     assert d["line"] == len(EXAMPLE.splitlines()) + 2
+
+
+def test_min_cost_per_token_weighs_the_preferences_in_its_first_phase(tmp_path):
+    """The first phase charges each on-prem workload its GPU-seconds at the system's rate, less the
+    credit on that charge: a preference can move the choice there as in min_total_cost (it used to
+    enter only the second phase, which keeps the first phase's charge and so could never move)."""
+    text = (EXAMPLE.replace("objective: min_total_cost", "objective: min_cost_per_token")
+            .replace("deployments: [on_prem, cloud]", "deployments: [on_prem]"))
+    assert "min_cost_per_token" in text and "deployments: [on_prem]" in text
+
+    def solved(prefer: str):
+        path = tmp_path / "spec.yaml"
+        path.write_text(text + prefer)
+        return solve(load_spec(path))
+
+    plain = solved("")
+    assert plain.system.deployment == "on_prem" and plain.system.fabric != "roce"
+    assert any(a.label == "fabric=roce" and a.feasible for a in plain.alternatives)
+    preferred = solved("prefer:\n  - fabric: roce\n    weight: $50k\n")
+    assert preferred.system.fabric == "roce"
+    assert preferred.preferences[0].workloads == 1 and preferred.preferences[0].credit_usd == pytest.approx(50_000)
+    assert preferred.cost.total_usd > plain.cost.total_usd  # the credit is never in the cost
