@@ -4,7 +4,7 @@ from __future__ import annotations
 
 __all__ = ["EXPLAIN_FORMATS", "best_alternatives", "render_explain"]
 
-from designer.design.model import Alternative, ConstraintStatus, Design
+from designer.design.model import Alternative, ConstraintStatus, Design, PreferenceCredit
 from designer.report import fmt as f
 from designer.report.summary import quantity_text, system_line
 
@@ -44,6 +44,39 @@ def _alternative(a: Alternative) -> str:
     return f"{a.label}: {system}; {cost}; {verdict}"
 
 
+# The preference keys an alternative records (its GPU, switch and vendor are not in the design file).
+_RECORDED = ("fabric", "topology", "deployment", "server")
+
+
+def _has(a: Alternative, p: PreferenceCredit) -> bool | None:
+    """Whether alternative ``a`` has the preferred property; None when the design file cannot tell."""
+    return getattr(a, p.key) == p.value if p.key in _RECORDED else None
+
+
+def _preference_effect(design: Design) -> str:
+    """One sentence on whether the soft preferences changed the choice, which did, and at what cost.
+
+    Model: the objective is cost - credit (:mod:`designer.optimize.preferences`), so a design dearer
+    than a feasible alternative was chosen for its credit: the preferences it earns and that
+    alternative lacks moved the choice, and the price paid for them is the cost difference.
+    """
+    cheaper = [a for a in design.alternatives if a.feasible and a.delta_usd is not None and a.delta_usd < -0.005]
+    earned = [p for p in design.preferences if p.credit_usd > 0]
+    if not earned:
+        return "The preferences did not change the choice: the design earns no credit from them."
+    if not cheaper:
+        return "The preferences did not change the choice: no feasible alternative costs less than the chosen design."
+    alt = min(cheaper, key=lambda a: (a.delta_usd, a.label))
+    movers = [p for p in earned if _has(alt, p) is not True] or earned
+    credit = sum(p.credit_usd for p in movers)
+    named = ", ".join(f"{p.key} {p.value} (weight {p.weight}, credit {f.usd(p.credit_usd)})" for p in movers)
+    system = system_line(alt.deployment, alt.nodes, alt.server, alt.fabric, alt.topology)
+    return (f"The preferences changed the choice: without them the cheapest design is {alt.label} ({system}, "
+            f"{f.usd(alt.total_usd)}). The chosen design costs {f.usd(-alt.delta_usd)} more for "
+            f"{'the preference' if len(movers) == 1 else 'the preferences'} {named}: a credit of "
+            f"{f.usd(credit)} in the choice against {f.usd(-alt.delta_usd)} more cost.")
+
+
 def _section(title: str, items: list[str], fmt: str, empty: str) -> str:
     head = f"### {title}\n\n" if fmt == "markdown" else f"{title}\n"
     bullet = "- " if fmt == "markdown" else "  - "
@@ -57,7 +90,8 @@ def render_explain(design: Design, fmt: str = "text") -> str:
     ``binding``), which are what keeps a cheaper design out; the slack on every other constraint;
     the best alternative per fabric and per deployment (from ``design.alternatives``, labelled
     ``fabric=...`` / ``deployment=...``) with its cost difference and the reason it lost; then any
-    other alternatives.
+    other alternatives. With soft preferences, whether they changed the choice: which preference
+    and weight moved it off the cheapest feasible alternative, and what that costs.
 
     Args:
         design: the design.
@@ -77,7 +111,7 @@ def render_explain(design: Design, fmt: str = "text") -> str:
         items = [f"{p.key} {p.value} ({p.weight}): {p.workloads} of {len(design.workloads)} workloads on it, "
                  f"credit {f.usd(p.credit_usd)}" for p in design.preferences]
         parts.append(_section(f"Soft preferences (a credit of {f.usd(total)} in the choice, not in the cost)",
-                              items, fmt, "none"))
+                              items, fmt, "none") + ("\n\n" if fmt == "markdown" else "\n") + _preference_effect(design))
     binding = [_constraint(c) for c in design.constraints if c.binding]
     slack = [_constraint(c) for c in design.constraints if not c.binding]
     parts.append(_section("Binding constraints (what rules out a cheaper design)", binding, fmt,

@@ -9,6 +9,7 @@ import re
 import pytest
 
 from designer.design import Alternative, Design, dump_design
+from designer.design.model import PreferenceCredit
 from designer.errors import InputError
 from designer.report import render_explain, render_summary
 from designer.report.explain import best_alternatives
@@ -91,6 +92,36 @@ def test_explain_without_binding_constraints_and_in_markdown(design: Design) -> 
     text = render_explain(dataclasses.replace(design, constraints=free), "markdown")
     assert text.startswith("## Why this design: llama3-70b-pretrain\n\nChosen: on_prem, 128x dgx-h100")
     assert "### Binding constraints (what rules out a cheaper design)\n\n- none: no constraint is binding" in text
+
+
+def _preferred(design: Design, weight: str, credit: float, roce_delta: float) -> Design:
+    """The design with a preference for its own fabric, and its RoCE alternative ``roce_delta`` off."""
+    alts = tuple(dataclasses.replace(a, delta_usd=roce_delta, total_usd=design.cost.total_usd + roce_delta,
+                                     feasible=True, reason="costs less") if a.label == "fabric=roce" else a
+                 for a in design.alternatives)
+    return dataclasses.replace(design, alternatives=alts,
+                               preferences=(PreferenceCredit("fabric", "infiniband", weight, 1, credit),
+                                            PreferenceCredit("vendor", "amd", "$1M", 0, 0.0)))
+
+
+def test_explain_says_which_preference_moved_the_choice_and_what_it_cost(design: Design) -> None:
+    text = render_explain(_preferred(design, "$6M", 6e6, -5e6))
+    section = _section(text, "Soft preferences (a credit of $6,000,000.00 in the choice, not in the cost)")
+    assert section.splitlines()[-1] == (
+        "The preferences changed the choice: without them the cheapest design is fabric=roce (on_prem, 144x "
+        "dgx-h100, roce fat_tree, $42,687,431.65). The chosen design costs $5,000,000.00 more for the preference "
+        "fabric infiniband (weight $6M, credit $6,000,000.00): a credit of $6,000,000.00 in the choice against "
+        "$5,000,000.00 more cost.")
+    assert "vendor amd ($1M): 0 of 1 workloads on it, credit $0.00" in section
+
+
+def test_explain_says_when_the_preferences_did_not_change_the_choice(design: Design) -> None:
+    kept = render_explain(_preferred(design, "10%", 4.7e6, 5.5e6))
+    assert ("The preferences did not change the choice: no feasible alternative costs less than the chosen "
+            "design.") in kept
+    unearned = dataclasses.replace(design, preferences=(PreferenceCredit("fabric", "roce", "$1k", 0, 0.0),))
+    assert "The preferences did not change the choice: the design earns no credit from them." in \
+        render_explain(unearned)
 
 
 def test_best_alternative_per_label_prefers_feasible_then_cheapest() -> None:
