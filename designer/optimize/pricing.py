@@ -11,6 +11,7 @@ from __future__ import annotations
 __all__ = [
     "fabric_request",
     "fabric_shape",
+    "node_port",
     "unit_costs",
     "support_fraction",
     "storage_unit",
@@ -30,7 +31,7 @@ from designer.catalog.types import Catalog, CloudInstance, Facility, Server
 from designer.design.bom import BomLine, sort_lines
 from designer.errors import CatalogError
 from designer.optimize import cloud
-from designer.optimize.candidates import Candidate
+from designer.optimize.candidates import Candidate, fabric_protocol
 from designer.optimize.problem import FabricShape, StorageNeeds, StorageUnit, UnitCosts
 from designer.spec.choices import Pricing
 from designer.spec.units import SECONDS_PER_HOUR
@@ -57,6 +58,14 @@ def fabric_request(candidate: Candidate, catalog: Catalog, nodes: int, facility:
     return topology.request_for(server, nic, switch, candidate.topology, nodes, candidate.oversubscription,
                                 rack_power_w=facility.rack_power_w, rack_units=facility.rack_units,
                                 reserved_leaf_ports=reserved_leaf_ports)
+
+
+def node_port(candidate: Candidate, catalog: Catalog) -> topology.Port:
+    """A server's compute cage on the candidate's fabric, at the rate its NICs run
+    (:func:`designer.topology.ports.server_port`)."""
+    server = catalog.servers[candidate.server]
+    nic = catalog.nics[server.nic]
+    return topology.server_port(server, nic, fabric_protocol(candidate.fabric), candidate.link_rate_Bps or None)
 
 
 def fabric_shape(candidate: Candidate, catalog: Catalog, facility: Facility) -> FabricShape:
@@ -184,7 +193,7 @@ def unit_costs(candidate: Candidate, catalog: Catalog, facility: Facility, refer
         if n < 1:
             continue
         summary = topology.summarize(fabric_request(candidate, catalog, n, facility))
-        lines = topology.fabric_bom(summary, switch, catalog)
+        lines = topology.fabric_bom(summary, switch, catalog, node_port(candidate, catalog))
         for tier, value in _per_link(summary, lines).items():
             if tier not in tiers_seen or (value[0] > 0 and tiers_seen[tier][0] == 0):
                 tiers_seen[tier] = value
@@ -270,7 +279,7 @@ def onprem_bom(candidate: Candidate, catalog: Catalog, facility: Facility, nodes
     summary = topology.summarize(fabric_request(candidate, catalog, nodes, facility))
     switch = catalog.switches[candidate.switch]
     lines = list(server_lines(catalog, candidate.server, nodes))
-    lines.extend(topology.fabric_bom(summary, switch, catalog))
+    lines.extend(topology.fabric_bom(summary, switch, catalog, node_port(candidate, catalog)))
     server = catalog.servers[candidate.server]
     cooling = cooling_line(server, facility, nodes)
     if cooling is not None:

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 __all__ = ["MAX_CANDIDATES", "enumerate_candidates"]
 
-from designer.catalog.types import Catalog
-from designer.errors import SpecError
+from designer.catalog.types import Catalog, Protocol
+from designer.errors import CatalogError, SpecError
+from designer.topology.layout import IN_RACK_M
+from designer.topology.links import link_problem
+from designer.topology.ports import server_port, switch_port
 from designer.optimize.candidates import ON_PREM_FABRICS, Candidate, Rejection, fabric_protocol
 from designer.spec.choices import Deployment
 from designer.spec.models import Spec
@@ -28,6 +31,23 @@ def _too_many(spec: Spec) -> SpecError:
                      "system, or use a smaller catalog", spec.locate(("constraints",)))
 
 
+def _link_problem(catalog: Catalog, server: str, switch: str, protocol: Protocol, rate: float) -> str | None:
+    """Why no catalog part links a server's compute cage to a switch cage, or two switch cages,
+    at ``rate`` (designer.topology.links), or None.
+
+    Any media at an in-rack run: whether some catalog part joins the two cages at all (the floor
+    layout's runs are known only once the size is; a longer run without parts is refused when the
+    design is priced).
+    """
+    s, sw = catalog.servers[server], catalog.switches[switch]
+    try:
+        node = server_port(s, catalog.nics[s.nic], protocol, rate)
+        cage = switch_port(sw, rate)
+    except CatalogError as exc:
+        return exc.message
+    return link_problem(catalog, node, cage, IN_RACK_M) or link_problem(catalog, cage, cage, IN_RACK_M)
+
+
 def _allowed(value: str | None, pinned: str | None) -> bool:
     return pinned is None or value == pinned
 
@@ -37,7 +57,10 @@ def enumerate_candidates(spec: Spec, catalog: Catalog) -> tuple[tuple[Candidate,
 
     Rules: a server's compute NIC must speak the fabric's protocol (InfiniBand or Ethernet; RoCE
     and TCP need an Ethernet NIC, RoCE also RDMA); the switch must speak the same protocol and run
-    the NIC's rate natively or by breakout; ``single_switch`` and ``rail_only`` are considered only
+    the NIC's rate natively or by breakout, and the catalog must hold parts that link the server's
+    compute cage to a switch cage, and two switch cages, at that rate (both cages filled, the same
+    lanes x lane rate at both ends; :mod:`designer.topology.links`), else the reason is kept and
+    the next lower rate is tried; ``single_switch`` and ``rail_only`` are considered only
     at oversubscription 1 (they have no leaf uplinks to thin out). Cloud instances come with their
     provider's network, which is their fabric; each is a candidate once per pricing model of the
     spec that the catalog prices it under (never under another model's price). Servers and switches
@@ -55,6 +78,7 @@ def enumerate_candidates(spec: Spec, catalog: Catalog) -> tuple[tuple[Candidate,
     allowed_gpus = set(c.gpus)
     deployments = [d for d in c.deployments if pin.deployment is None or d is pin.deployment]
     ratios = (pin.oversubscription,) if pin.oversubscription is not None else c.oversubscription
+    links: dict[tuple, str | None] = {}  # (server, switch, protocol, rate) -> why no link, or None
 
     if Deployment.ON_PREM in deployments:
         for server in sorted(catalog.servers.values(), key=lambda s: s.name):
@@ -84,12 +108,22 @@ def enumerate_candidates(spec: Spec, catalog: Catalog) -> tuple[tuple[Candidate,
                     if switch.price_usd is None and pin.switch is None:
                         rejected.append(Rejection(switch.name, "no price in the catalog (pin it to price the rest)"))
                         continue
-                    # The fastest rate both ends run: the NIC's own, or a lower one it supports
-                    # (a 400G NIC on a 100GbE switch runs at 100G).
-                    rate = next((r for r in nic.rates() if switch.ports_at(r) > 0), None)
-                    if rate is None:
+                    # The fastest rate both ends run and the catalog's parts can link: the NIC's
+                    # own, or a lower one it supports (a 400G NIC on a 100GbE switch runs at 100G).
+                    rates = [r for r in nic.rates() if switch.ports_at(r) > 0]
+                    if not rates:
                         rejected.append(Rejection(f"{server.name} with {switch.name}",
                                                   "the switch cannot run any rate of the NIC"))
+                        continue
+                    why = []
+                    for r in rates:
+                        key = (server.name, switch.name, proto, r)
+                        if key not in links:
+                            links[key] = _link_problem(catalog, server.name, switch.name, proto, r)
+                        why.append(links[key])
+                    rate = next((r for r, w in zip(rates, why) if w is None), None)
+                    if rate is None:
+                        rejected.append(Rejection(f"{server.name} with {switch.name}", why[0]))
                         continue
                     link = 0.0 if rate == nic.rate_Bps else rate
                     for topology in c.topologies:

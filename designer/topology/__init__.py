@@ -8,7 +8,8 @@ Public API::
     graph = build_graph(request)            # networkx graph, for the chosen design and tests
     check_graph(graph)                      # invariants (ports, cages, attachment, connectivity)
     measured = summarize_graph(graph)       # the same FabricSummary, measured on the graph
-    lines = fabric_bom(summary, switch, catalog)
+    node = server_port(server, nic, Protocol.INFINIBAND)   # a server's compute cage in use
+    lines = fabric_bom(summary, switch, catalog, node)  # every link built end to end (links.py)
 
 The graph attribute schema (node ``role``, ``tier``, ``rail``, ``su``...; edge ``rate_Bps``,
 ``links``, ``tier``, ``media``, ``length_m``) is documented and defined in
@@ -18,7 +19,9 @@ The graph attribute schema (node ``role``, ``tier``, ``rail``, ``su``...; edge `
 from designer.topology import schema
 from designer.topology.build import build_graph
 from designer.topology.checks import check_graph, graph_problems
+from designer.topology.links import LinkParts, build_link, link_problem
 from designer.topology.materials import fabric_bom
+from designer.topology.ports import Port, nic_port, server_port, switch_port
 from designer.topology.measure import summarize_graph
 from designer.topology.request import FabricRequest, request_for, request_for_cloud
 from designer.topology.sizing import Capacity, capacity
@@ -44,6 +47,13 @@ __all__ = [
     "check_graph",
     "graph_problems",
     "fabric_bom",
+    "Port",
+    "server_port",
+    "nic_port",
+    "switch_port",
+    "LinkParts",
+    "build_link",
+    "link_problem",
     "schema",
     "ROLES",
     "ROLE_NIC",

@@ -42,7 +42,7 @@ _DIRECT = (MediaKind.DAC, MediaKind.ACC, MediaKind.CAT6)
 # part wins (copper in the rack, fiber between rows: layout.py decides the class).
 _ORDER: dict[MediaClass | None, tuple[tuple[MediaKind, ...], ...]] = {
     MediaClass.COPPER: (_DIRECT, (MediaKind.AOC,), (MediaKind.MULTIMODE,), (MediaKind.SINGLEMODE,)),
-    MediaClass.MULTIMODE: ((MediaKind.MULTIMODE,), (MediaKind.SINGLEMODE,)),
+    MediaClass.MULTIMODE: ((MediaKind.MULTIMODE,), (MediaKind.SINGLEMODE,), (MediaKind.AOC,)),
     MediaClass.SINGLE_MODE: ((MediaKind.SINGLEMODE,),),
     None: ((*_DIRECT, MediaKind.AOC, MediaKind.MULTIMODE, MediaKind.SINGLEMODE),),
 }

@@ -1,36 +1,45 @@
-"""Network bill of materials of a fabric: switches, transceivers and cables, picked from a catalog.
+"""Network bill of materials of a fabric: switches, transceivers and cables, every link built end
+to end from its two ports (:func:`designer.topology.links.build_link`).
 
-Rules (``docs/topology.md``):
+Rules (``docs/topology.md``, "Bill of materials"):
 
 * Switches: one line per role (``leaf``, ``spine``, ``core``); a single switch is a ``leaf``.
-* Optical tiers (multimode or single-mode): a transceiver in every cage in use at each end plus
-  one fiber per logical link, NVIDIA's SuperPOD practice (twin-port OSFP on switches and DGX);
-  the fiber is a straight cord of the switch optic's fiber kind and optical connector.
-  A transceiver fits when it runs the link rate, has as many logical ports as the cage (2 for
-  twin-port) and reaches the tier's longest run; a fiber when it is rated for the rate and reaches.
-* Copper (in-rack) tiers: one DAC per logical link at the link rate, or, where a server's cage
-  and the leaf's cage carry the same links (single switch and fat tree), one DAC per cage pair at
-  ``ports_per_cage`` times the rate (2x400G OSFP DAC). AOC of the same shape when the catalog has
-  no fitting DAC.
-* Among fitting parts the cheapest wins (then the name, for a stable choice).
-* Reserved-port links (UFM) get a cable of the NIC-link media; the appliance's own transceiver is
+* Each tier's links are built from their two ports: the server's compute cage (or the NIC's own)
+  and a leaf cage for ``node-leaf``, two switch cages above, with the media class and run length
+  the floor layout gives the tier. Both cages are filled by parts that fit them, both ends run the
+  same protocol and lanes x lane rate. A server cage and a leaf cage that carry the same links
+  (single switch and fat tree) may share one wide cable.
+* Optics: a transceiver in every switch cage in use on an optical tier (NVIDIA's SuperPOD count:
+  every cage of every switch of the 4-SU pod) and in every server compute cage on an optical
+  ``node-leaf`` tier; one cord per link, or per splitter where a cage's optical port carries
+  several links. A copper-class tier that only optics can build gets them per link end.
+* Reserved-port links (UFM) get the cable of a single node link; the appliance's own transceiver is
   part of the appliance and not listed.
+* A link no catalog part builds is refused with both ports and the reason named (the catalogs hold
+  no placeholder parts).
+
+``pick_transceiver`` and ``pick_cable`` choose by rate, ports and reach alone, for networks whose
+ports are not modelled yet.
 """
 
 from __future__ import annotations
 
-__all__ = ["fabric_bom", "pick_transceiver", "pick_cable"]
+__all__ = ["fabric_bom", "tier_links", "pick_transceiver", "pick_cable"]
+
+import math
 
 from typing import Iterable, TypeVar
 
 from designer.catalog.types import Cable, Catalog, MediaKind, Switch, Transceiver
 from designer.design.bom import BomLine, sort_lines
 from designer.errors import CatalogError
+from designer.topology.links import LinkParts, build_link
+from designer.topology.ports import Port, switch_port
 from designer.topology.schema import NODE_LEAF, MediaClass, TopologyKind
 from designer.topology.summary import FabricSummary
 
-_RATE_TOLERANCE_BPS = 1.0
 _OPTICAL = (MediaClass.MULTIMODE, MediaClass.SINGLE_MODE)
+_RATE_TOLERANCE_BPS = 1.0
 T = TypeVar("T", Cable, Transceiver)
 
 
@@ -81,23 +90,6 @@ def pick_cable(catalog: Catalog, media: MediaKind, rate_Bps: float, reach_m: flo
                      if c.media is media and c.reach_m >= reach_m and rated(c) and fits(c))
 
 
-def _copper_cables(catalog: Catalog, rate: float, reach: float, links: int, bundle: int) -> tuple[Cable, int]:
-    """(cable, quantity) for ``links`` in-rack links: DAC first, then AOC; per link or per cage pair."""
-    for media in (MediaKind.DAC, MediaKind.AOC):
-        options = []
-        single = pick_cable(catalog, media, rate, reach)
-        if single is not None:
-            options.append((single.price_usd * links, single.name, single, links))
-        if bundle > 1 and links % bundle == 0:
-            wide = pick_cable(catalog, media, rate * bundle, reach)
-            if wide is not None:
-                options.append((wide.price_usd * (links // bundle), wide.name, wide, links // bundle))
-        if options:
-            _, _, cable, qty = min(options, key=lambda o: (o[0], o[1]))
-            return cable, qty
-    raise CatalogError(
-        f"no DAC or AOC cable in the catalog runs {_gbps(rate)} over {reach:.1f} m; add one to a catalog file"
-    )
 
 
 def _line(category: str, part: Switch | Cable | Transceiver, role: str, qty: int) -> BomLine:
@@ -119,7 +111,26 @@ def _merge(lines: list[BomLine]) -> tuple[BomLine, ...]:
     return sort_lines(merged.values())
 
 
-def fabric_bom(summary: FabricSummary, switch: Switch | None, catalog: Catalog) -> tuple[BomLine, ...]:
+def tier_links(summary: FabricSummary, switch: Switch, catalog: Catalog, node: Port) -> dict[str, LinkParts]:
+    """The parts of one link of each tier of the fabric (``node-leaf`` from ``node`` to a leaf
+    cage, the others between two switch cages), by tier name.
+
+    Raises:
+        CatalogError: a tier's link cannot be built from the catalog (the message names both ports).
+    """
+    req = summary.request
+    sw = switch_port(switch, req.nic_rate_Bps)
+    aligned = req.topology in (TopologyKind.SINGLE_SWITCH, TopologyKind.FAT_TREE) and node.links == sw.links
+    out = {}
+    for tier in summary.tier_links:
+        a = node if tier.tier == NODE_LEAF else sw
+        bundle = node.links if aligned and tier.tier == NODE_LEAF else 1
+        out[tier.tier] = build_link(catalog, a, sw, tier.length_m, media=tier.media, bundle=bundle)
+    return out
+
+
+def fabric_bom(summary: FabricSummary, switch: Switch | None, catalog: Catalog,
+               node: Port | None = None) -> tuple[BomLine, ...]:
     """Network lines of the bill of materials: switches, transceivers and cables.
 
     Server NICs are part of the server's price and are not listed; cloud fabrics have no lines.
@@ -128,6 +139,8 @@ def fabric_bom(summary: FabricSummary, switch: Switch | None, catalog: Catalog) 
         summary: The fabric (from :func:`~designer.topology.summary.summarize`).
         switch: The fabric switch (None only for cloud fabrics).
         catalog: Where cables and transceivers are chosen from.
+        node: A server's compute port in use (:func:`~designer.topology.ports.server_port`);
+            required for a switched fabric.
 
     Returns:
         BOM lines in :func:`designer.design.bom.sort_lines` order: category ``switch`` (roles ``leaf``,
@@ -135,46 +148,44 @@ def fabric_bom(summary: FabricSummary, switch: Switch | None, catalog: Catalog) 
         (roles by tier: ``node-leaf``, ``leaf-spine``, ``spine-core``).
 
     Raises:
-        CatalogError: No switch was given for a switched fabric, or no catalog part fits a link.
+        CatalogError: No switch or node port was given for a switched fabric, or no catalog part
+            builds a link (see :func:`~designer.topology.links.build_link`).
     """
     req = summary.request
     if summary.tiers == 0:
         return ()
     if switch is None:
         raise CatalogError(f"a {req.topology.value} fabric needs a switch")
-    rate = req.nic_rate_Bps
+    if node is None:
+        raise CatalogError(f"a {req.topology.value} fabric needs the servers' compute port to build its links")
     lines = [_line("switch", switch, role, n)
              for role, n in (("leaf", summary.leaves), ("spine", summary.spines), ("core", summary.cores)) if n]
-    reach = {}
+    built = tier_links(summary, switch, catalog, node)
+    # Switch-side optics: every cage in use on an optical tier, counted per media class by the
+    # summary; the optic is that of the longest tier of the class.
+    longest: dict[MediaClass, str] = {}
     for tier in summary.tier_links:
-        reach[tier.media] = max(reach.get(tier.media, 0.0), tier.length_m)
-    optics: dict[MediaClass, Transceiver] = {}
+        if tier.media in _OPTICAL and (tier.media not in longest or
+                                       tier.length_m > next(t.length_m for t in summary.tier_links
+                                                            if t.tier == longest[tier.media])):
+            longest[tier.media] = tier.tier
     for media, count in summary.switch_transceivers_by_media:
-        part = optics[media] = pick_transceiver(catalog, rate, req.ports_per_cage, reach[media])
-        lines.append(_line("transceiver", part, "switch-side", count))
-    node_tier = next(t for t in summary.tier_links if t.tier == NODE_LEAF)
-    if summary.node_transceivers:
-        part = pick_transceiver(catalog, rate, req.node_ports_per_cage, node_tier.length_m)
-        lines.append(_line("transceiver", part, "node-side", summary.node_transceivers))
-    aligned = req.topology in (TopologyKind.SINGLE_SWITCH, TopologyKind.FAT_TREE) \
-        and req.node_ports_per_cage == req.ports_per_cage
+        optic = built[longest[media]].optic_b
+        if optic is not None:
+            lines.append(_line("transceiver", optic, "switch-side", count))
     for tier in summary.tier_links:
-        extra = summary.reserved_links if tier.tier == NODE_LEAF else 0
-        if tier.media in _OPTICAL:
-            optic = optics.get(tier.media)
-            kind = optic.media if optic is not None else MediaKind.MULTIMODE
-            fiber = pick_cable(catalog, kind, rate, tier.length_m, at_least=True, optic=optic)
-            if fiber is None:
-                raise CatalogError(
-                    f"no fiber cable in the catalog carries {_gbps(rate)} over {tier.length_m:.0f} m "
-                    f"({tier.tier} links); add one to a catalog file"
-                )
-            lines.append(_line("cable", fiber, tier.tier, tier.links + extra))
-            continue
-        bundle = req.ports_per_cage if aligned and tier.tier == NODE_LEAF else 1
-        cable, qty = _copper_cables(catalog, rate, tier.length_m, tier.links, bundle)
-        lines.append(_line("cable", cable, tier.tier, qty))
-        if extra:
-            cable, qty = _copper_cables(catalog, rate, tier.length_m, extra, 1)
-            lines.append(_line("cable", cable, tier.tier, qty))
+        lp = built[tier.tier]
+        links = tier.links
+        if tier.media not in _OPTICAL and lp.optic_b is not None:
+            ends = 1 if tier.tier == NODE_LEAF else 2
+            lines.append(_line("transceiver", lp.optic_b, "switch-side",
+                               ends * math.ceil(links / lp.links_per_optic_b)))
+        if tier.tier == NODE_LEAF and lp.optic_a is not None:
+            lines.append(_line("transceiver", lp.optic_a, "node-side", req.nodes * req.cages_per_node))
+        lines.append(_line("cable", lp.cable, tier.tier, math.ceil(links / lp.links_per_cable)))
+        if tier.tier == NODE_LEAF and summary.reserved_links:
+            single = lp if lp.links_per_cable == 1 else build_link(
+                catalog, Port(node.device, node.cage, node.protocol, node.lanes // node.links, node.lane_Bps, 1,
+                              node.rate_Bps), lp.b, tier.length_m, media=tier.media)
+            lines.append(_line("cable", single.cable, tier.tier, summary.reserved_links))
     return _merge(lines)

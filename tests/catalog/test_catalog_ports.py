@@ -90,3 +90,10 @@ def test_a_new_transceiver_must_give_its_port_fields(tmp_path):
             "    rate: 400 Gbps\n    reach: 50 m\n    price: $500\n    power: 9 W\n    source: t\n    as_of: 2025\n")
     with pytest.raises(CatalogError, match="missing connector, protocols, lanes, lane_rate, media, fiber"):
         catalog.load_catalog([write(tmp_path, text)])
+
+
+def test_no_placeholder_part_is_in_the_catalogs():
+    """Every optic and cable is a real, sourced part: a link none of them builds is refused."""
+    parts = [*BUILTIN.transceivers.values(), *BUILTIN.cables.values()]
+    assert [p.name for p in parts if "placeholder" in (p.name + p.description + p.provenance.note).lower()] == []
+    assert all(p.provenance.source for p in parts)

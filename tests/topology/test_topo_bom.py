@@ -6,7 +6,7 @@ from designer.catalog.types import CloudInstance, FabricKind
 from designer.design.bom import total_capex
 from designer.errors import CatalogError
 from designer.topology import fabric_bom, request_for, request_for_cloud, summarize
-from topo_factories import TEST, catalog, cx7, dgx_h100, dgx_request, qm9700
+from topo_factories import TEST, catalog, cx7, dgx_h100, dgx_node, dgx_request, qm9700
 
 
 def lines_by_key(lines):
@@ -17,7 +17,7 @@ def test_superpod_4_su_bom():
     """RA-11333-001 Tables 7 and 8: 32 leaf + 16 spine QM9700, 1536 switch and 508 DGX twin-port
     multimode OSFP, 2040 NDR cables plus the UFM links."""
     req = request_for(dgx_h100(), cx7(), qm9700(), "rail_optimized", 127, reserved_leaf_ports=4)
-    lines = fabric_bom(summarize(req), qm9700(), catalog())
+    lines = fabric_bom(summarize(req), qm9700(), catalog(), dgx_node())
     assert lines_by_key(lines) == {
         ("switch", "leaf", "qm9700"): 32,
         ("switch", "spine", "qm9700"): 16,
@@ -35,7 +35,7 @@ def test_long_runs_take_single_mode_optics():
     """One server per rack spreads 4,096 DGX over a hall whose runs pass 50 m of multimode reach."""
     s = summarize(dgx_request("rail_optimized", 4096, servers_per_rack=1))
     assert s.tier_links[1].length_m > 50
-    got = lines_by_key(fabric_bom(s, qm9700(), catalog()))
+    got = lines_by_key(fabric_bom(s, qm9700(), catalog(), dgx_node()))
     assert got[("cable", "leaf-spine", "fiber-sm-400g")] == 32768
     assert got[("cable", "spine-core", "fiber-sm-400g")] == 32768
     assert got[("cable", "node-leaf", "fiber-mm-400g")] == 32768
@@ -51,7 +51,7 @@ def test_long_runs_take_single_mode_optics():
 def test_top_of_rack_fat_tree_uses_twin_dac_per_cage():
     """4 DGX per rack under their own leaf: in-rack copper, one 2x400G DAC per cage pair."""
     s = summarize(dgx_request("fat_tree", 64))
-    got = lines_by_key(fabric_bom(s, qm9700(), catalog()))
+    got = lines_by_key(fabric_bom(s, qm9700(), catalog(), dgx_node()))
     assert got[("cable", "node-leaf", "dac-2x400g")] == 512 / 2
     assert ("transceiver", "node-side", "osfp-2x400g-sr8") not in got
     assert got[("transceiver", "switch-side", "osfp-2x400g-sr8")] == s.switch_transceivers == 16 * 16 + 8 * 32
@@ -59,23 +59,23 @@ def test_top_of_rack_fat_tree_uses_twin_dac_per_cage():
 
 def test_copper_falls_back_to_aoc():
     s = summarize(dgx_request("fat_tree", 64))
-    got = lines_by_key(fabric_bom(s, qm9700(), catalog(drop=("dac-400g", "dac-2x400g"))))
-    assert got[("cable", "node-leaf", "aoc-400g")] == 512
+    got = lines_by_key(fabric_bom(s, qm9700(), catalog(drop=("dac-400g", "dac-2x400g")), dgx_node()))
+    assert got[("cable", "node-leaf", "aoc-2x400g")] == 512 / 2
 
 
 def test_single_switch_is_a_leaf_line():
     s = summarize(dgx_request("single_switch", 4))
-    got = lines_by_key(fabric_bom(s, qm9700(), catalog()))
+    got = lines_by_key(fabric_bom(s, qm9700(), catalog(), dgx_node()))
     assert got[("switch", "leaf", "qm9700")] == 1
     assert got[("cable", "node-leaf", "dac-2x400g")] == 16
 
 
 def test_missing_parts_raise_catalog_error():
     s = summarize(dgx_request("rail_optimized", 64))
-    with pytest.raises(CatalogError, match="2 x 400 Gb/s"):
-        fabric_bom(s, qm9700(), catalog(drop=("osfp-2x400g-sr8", "osfp-2x400g-sr8-dear", "osfp-2x400g-dr8")))
-    with pytest.raises(CatalogError, match="fiber"):
-        fabric_bom(s, qm9700(), catalog(drop=("fiber-mm-400g", "fiber-sm-400g")))
+    with pytest.raises(CatalogError, match="no link from dgx-h100 OSFP cage .* no catalog cable or transceiver"):
+        fabric_bom(s, qm9700(), catalog(drop=("osfp-2x400g-sr8", "osfp-2x400g-sr8-dear", "osfp-2x400g-dr8")), dgx_node())
+    with pytest.raises(CatalogError, match="4 x 100G infiniband between those cages"):
+        fabric_bom(s, qm9700(), catalog(drop=("fiber-mm-400g", "fiber-sm-400g")), dgx_node())
     with pytest.raises(CatalogError, match="needs a switch"):
         fabric_bom(s, None, catalog())
 

@@ -12,7 +12,7 @@ from types import MappingProxyType
 from designer.catalog.types import (
     Cable, Catalog, Connector, MediaKind, Nic, Protocol, Provenance, Server, Switch, Transceiver,
 )
-from designer.topology import FabricRequest, TopologyKind
+from designer.topology import FabricRequest, TopologyKind, server_port
 
 G = 1e9 / 8  # bytes/s per Gb/s
 TEST = Provenance(source="test fixture", as_of="2025")
@@ -21,18 +21,21 @@ TEST = Provenance(source="test fixture", as_of="2025")
 def qm9700() -> Switch:
     """NVIDIA Quantum-2 QM9700: 64 NDR ports in 32 twin-port OSFP cages (network.md 1.1)."""
     return Switch("qm9700", "Quantum-2 QM9700 NDR", Protocol.INFINIBAND, 64, 400 * G, 32,
-                  MappingProxyType({200 * G: 128}), 150e-9, True, 36000.0, 1100.0, 1, TEST)
+                  MappingProxyType({200 * G: 128}), 150e-9, True, 36000.0, 1100.0, 1, TEST,
+                  cage=Connector.OSFP, lanes=8, lane_Bps=100 * G)
 
 
 def sn5600() -> Switch:
     """NVIDIA Spectrum-4 SN5600: 64 x 800GbE OSFP, 128 x 400G or 256 x 200G by breakout."""
     return Switch("sn5600", "Spectrum-4 SN5600", Protocol.ETHERNET, 64, 800 * G, 64,
-                  MappingProxyType({400 * G: 128, 200 * G: 256}), 500e-9, False, 60000.0, 1500.0, 2, TEST)
+                  MappingProxyType({400 * G: 128, 200 * G: 256}), 500e-9, False, 60000.0, 1500.0, 2, TEST,
+                  cage=Connector.OSFP, lanes=8, lane_Bps=100 * G)
 
 
 def cx7() -> Nic:
     return Nic("cx7-400g", "ConnectX-7 400G", 400 * G, 1,
-               frozenset({Protocol.INFINIBAND, Protocol.ETHERNET}), True, 1200.0, 20.0, TEST)
+               frozenset({Protocol.INFINIBAND, Protocol.ETHERNET}), True, 1200.0, 20.0, TEST,
+               cage=Connector.OSFP, lanes=4, lane_Bps=100 * G)
 
 
 def dgx_h100() -> Server:
@@ -40,14 +43,26 @@ def dgx_h100() -> Server:
     return Server("dgx-h100", "DGX H100", "h100", 8, "cx7-400g", 8, 4, None, 0, 10200.0, 8, 310000.0, TEST)
 
 
+def dgx_node(protocol: Protocol = Protocol.INFINIBAND):
+    """A DGX H100 compute cage: OSFP holding two ConnectX-7 ports (8 lanes of 100G)."""
+    return server_port(dgx_h100(), cx7(), protocol)
+
+
 def _t(name: str, gbps: float, ports: int, reach: float, price: float, watts: float,
        media: MediaKind = MediaKind.MULTIMODE) -> Transceiver:
-    return Transceiver(name, name, gbps * G, ports, reach, price, watts, TEST, media=media)
+    """An NVIDIA-style OSFP optic of ``ports`` logical ports of 4 x 100G (or a 200G QSFP56 SR4)."""
+    lanes, lane = (4, 50 * G) if gbps == 200 else (4 * ports, 100 * G)
+    cage = Connector.QSFP56 if gbps == 200 else Connector.OSFP
+    protocols = frozenset({Protocol.ETHERNET}) if gbps == 200 else frozenset(Protocol)
+    return Transceiver(name, name, gbps * G, ports, reach, price, watts, TEST, connector=cage, protocols=protocols,
+                       lanes=lanes, lane_Bps=lane, media=media, fiber=Connector.MPO_12, optical_ports=ports, split=2)
 
 
 def _c(name: str, media: MediaKind, gbps: float, reach: float, price: float) -> Cable:
     connector = Connector.MPO_12 if media.is_fiber else Connector.OSFP
-    return Cable(name, name, media, gbps * G, reach, price, 0.0, TEST, connector=connector)
+    lanes = 4 if media.is_fiber else int(gbps // 100)
+    return Cable(name, name, media, gbps * G, reach, price, 0.0, TEST, connector=connector, lanes=lanes,
+                 lane_Bps=100 * G)
 
 
 def catalog(*, drop: tuple[str, ...] = ()) -> Catalog:
@@ -62,7 +77,7 @@ def catalog(*, drop: tuple[str, ...] = ()) -> Catalog:
         _c("fiber-sm-400g", MediaKind.SINGLEMODE, 400, 500, 150.0),
         _c("dac-400g", MediaKind.DAC, 400, 3, 150.0),
         _c("dac-2x400g", MediaKind.DAC, 800, 3, 250.0),
-        _c("aoc-400g", MediaKind.AOC, 400, 30, 600.0),
+        _c("aoc-2x400g", MediaKind.AOC, 800, 30, 1100.0),
     ]
     parts = [p for p in parts if p.name not in drop]
     return Catalog(
