@@ -145,7 +145,7 @@ def by_source(results: list[Result], errors: dict[str, float] | None = None) -> 
 def _retimer(results: list[Result]):
     """For each row, a function timing its scored plan again (after constants changed)."""
     from designer.optimize.evaluate import Evaluator
-    from designer.planner.candidates import enumerate_candidates
+    from designer.planner.predict import pinned_candidate
     from designer.planner.compile import compile_workload, facility_for
 
     out = {}
@@ -153,7 +153,7 @@ def _retimer(results: list[Result]):
         est = r.prediction.estimate
         spec, catalog = runs._load(runs.spec_text(r.row, runs._scored_pins(r.row.run)), f"{r.row.id}.yaml")
         w = spec.workloads[0]
-        cand = sorted(enumerate_candidates(spec, catalog)[0], key=lambda c: (c.oversubscription, c.key))[0]
+        cand, _ = pinned_candidate(spec, catalog)
         view = Evaluator(catalog, facility_for(spec, catalog)).view(cand, -(-w.gpus // cand.gpus_per_node))
         cluster = perf.Cluster(catalog.gpus[cand.gpu], view)
         job = replace(compile_workload(w).job, recompute=est.recompute)

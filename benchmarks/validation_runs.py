@@ -42,7 +42,7 @@ from designer.errors import DesignerError
 from designer.optimize.evaluate import Evaluator
 from designer.perf.flops import hardware_flops, model_flops_per_token
 from designer.planner import inputs
-from designer.planner.candidates import enumerate_candidates
+from designer.planner.predict import pinned_candidate
 from designer.planner.compile import arch_for, compile_workload, facility_for
 from designer.spec.load import parse_spec
 from designer.spec.yamlio import load_yaml_text
@@ -185,8 +185,7 @@ def _interval(spec, catalog) -> tuple[float, float] | None:
     """Fastest and slowest step over every plan consistent with what the spec pins (the stack's
     plans that fit), with the same job, GPU and network ``designer estimate`` uses."""
     w = spec.workloads[0]
-    candidates, _ = enumerate_candidates(spec, catalog)
-    cand = sorted(candidates, key=lambda c: (c.oversubscription, c.key))[0]
+    cand, _ = pinned_candidate(spec, catalog)
     workload = compile_workload(w)
     evaluator = Evaluator(catalog, facility_for(spec, catalog))
     gpus = w.gpus

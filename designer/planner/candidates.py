@@ -52,7 +52,8 @@ def _allowed(value: str | None, pinned: str | None) -> bool:
     return pinned is None or value == pinned
 
 
-def enumerate_candidates(spec: Spec, catalog: Catalog) -> tuple[tuple[Candidate, ...], tuple[Rejection, ...]]:
+def enumerate_candidates(spec: Spec, catalog: Catalog, *, links: bool = True
+                         ) -> tuple[tuple[Candidate, ...], tuple[Rejection, ...]]:
     """All candidate systems the spec and catalog allow, sorted by key, and the rejected ones.
 
     Rules: a server's compute NIC must speak the fabric's protocol (InfiniBand or Ethernet; RoCE
@@ -66,6 +67,10 @@ def enumerate_candidates(spec: Spec, catalog: Catalog) -> tuple[tuple[Candidate,
     spec that the catalog prices it under (never under another model's price). Servers and switches
     without a price are left out unless the spec pins them: an unpriced part cannot be compared.
 
+    ``links=False`` keeps a server and switch that no catalog part links (at the fastest rate
+    both run, the reason still among the rejections): for predictions on a pinned system, whose
+    step time does not depend on which optics exist, never for a design that is priced.
+
     Raises:
         SpecError: a pinned cloud instance has no price under any of the spec's pricing models
             (located at ``constraints.pricing``, naming the instance), or more than
@@ -78,7 +83,7 @@ def enumerate_candidates(spec: Spec, catalog: Catalog) -> tuple[tuple[Candidate,
     allowed_gpus = set(c.gpus)
     deployments = [d for d in c.deployments if pin.deployment is None or d is pin.deployment]
     ratios = (pin.oversubscription,) if pin.oversubscription is not None else c.oversubscription
-    links: dict[tuple, str | None] = {}  # (server, switch, protocol, rate) -> why no link, or None
+    problems: dict[tuple, str | None] = {}  # (server, switch, protocol, rate) -> why no link, or None
 
     if Deployment.ON_PREM in deployments:
         for server in sorted(catalog.servers.values(), key=lambda s: s.name):
@@ -118,13 +123,15 @@ def enumerate_candidates(spec: Spec, catalog: Catalog) -> tuple[tuple[Candidate,
                     why = []
                     for r in rates:
                         key = (server.name, switch.name, proto, r)
-                        if key not in links:
-                            links[key] = _link_problem(catalog, server.name, switch.name, proto, r)
-                        why.append(links[key])
+                        if key not in problems:
+                            problems[key] = _link_problem(catalog, server.name, switch.name, proto, r)
+                        why.append(problems[key])
                     rate = next((r for r, w in zip(rates, why) if w is None), None)
                     if rate is None:
                         rejected.append(Rejection(f"{server.name} with {switch.name}", why[0]))
-                        continue
+                        if links:
+                            continue
+                        rate = rates[0]
                     link = 0.0 if rate == nic.rate_Bps else rate
                     for topology in c.topologies:
                         if not _allowed(topology, pin.topology):

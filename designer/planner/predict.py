@@ -6,7 +6,7 @@ parallelism or the fastest plan that fits, on the pinned system's network.
 
 from __future__ import annotations
 
-__all__ = ["estimate", "Estimate", "WorkloadEstimate"]
+__all__ = ["estimate", "pinned_candidate", "Estimate", "WorkloadEstimate"]
 
 import math
 from dataclasses import dataclass
@@ -17,6 +17,7 @@ from designer.errors import PerfError, SpecError
 from designer.optimize.evaluate import Evaluator
 from designer.planner.candidates import enumerate_candidates
 from designer.planner.compile import compile_workload, facility_for
+from designer.optimize.candidates import Candidate
 from designer.spec.models import Spec
 
 
@@ -61,17 +62,11 @@ def estimate(spec: Spec, catalog: Catalog) -> Estimate:
     if missing:
         raise SpecError(f"`designer estimate` needs a pinned system: set system.{' and system.'.join(missing)}",
                         spec.locate(("system",)))
-    candidates, _ = enumerate_candidates(spec, catalog)
-    if not candidates:
-        raise SpecError("the pinned system is not a valid combination (check its fabric, switch and topology "
-                        "against the server's NIC)", spec.locate(("system",)))
-    # The pinned fields narrow the candidates; where some are left open the first in key order
-    # is taken, and defaults favour the non-blocking ratio.
-    cand = sorted(candidates, key=lambda c: (c.oversubscription, c.key))[0]
+    cand, unlinked = pinned_candidate(spec, catalog)
     facility = facility_for(spec, catalog)
     evaluator = Evaluator(catalog, facility, gpus_per_domain_used=pin.gpus_per_domain_used)
     out = []
-    warnings = [w.located() for w in spec.warnings]
+    warnings = [w.located() for w in spec.warnings] + list(unlinked)
     for i, w in enumerate(spec.workloads):
         job = compile_workload(w)
         gpus = w.gpus or pin.nodes * evaluator.gpus_used_per_node(cand)
@@ -92,6 +87,31 @@ def estimate(spec: Spec, catalog: Catalog) -> Estimate:
         out.append(WorkloadEstimate(w.name, result.estimate, w.model.assumptions))
     return Estimate(spec.name, cand.server, pin.nodes, cand.fabric, cand.topology, tuple(out), tuple(warnings),
                     pin.gpus_per_domain_used)
+
+
+def pinned_candidate(spec: Spec, catalog: Catalog) -> tuple[Candidate, tuple[str, ...]]:
+    """The candidate system a spec pins, and warnings where the catalog holds no parts to link it.
+
+    The pinned fields narrow :func:`~designer.planner.candidates.enumerate_candidates`; where some
+    are left open the first in key order is taken, and defaults favour the non-blocking ratio.
+    A pinned server and switch that no catalog cable or optic joins are still predicted (the step
+    time depends on the link rate, not on which part carries it), with a warning naming the
+    missing link; ``designer solve`` refuses the same system.
+
+    Raises:
+        SpecError: the pinned parts cannot run together at all (protocol, rate, ports), located
+            at ``system``.
+    """
+    candidates, _ = enumerate_candidates(spec, catalog)
+    unlinked: tuple[str, ...] = ()
+    if not candidates:
+        candidates, rejected = enumerate_candidates(spec, catalog, links=False)
+        unlinked = tuple(f"{r.what}: {r.reason}; the prediction stands, but no bill of materials can be built "
+                         "until a catalog holds the part" for r in rejected if r.reason.startswith("no link from "))
+    if not candidates:
+        raise SpecError("the pinned system is not a valid combination (check its fabric, switch and topology "
+                        "against the server's NIC)", spec.locate(("system",)))
+    return sorted(candidates, key=lambda c: (c.oversubscription, c.key))[0], unlinked
 
 
 def _why_not(w, gpus: int) -> str:

@@ -124,6 +124,9 @@ def test_gpu_price_moves_the_gpu_share_of_servers(catalog):
 def test_server_price_keeps_the_gpus(catalog):
     _, changed = study.with_change(_spec_stub(), catalog, "server_price", -0.2)
     for name, server in catalog.servers.items():
+        if server.price_usd is None:  # unpriced (dgx-b300) stays unpriced, never $0
+            assert changed.servers[name].price_usd is None
+            continue
         gpus = server.gpus * (catalog.gpus[server.gpu].price_usd or 0.0)
         base = server.price_usd - gpus
         if base > 0:
@@ -144,7 +147,9 @@ def test_optics_cloud_switch_prices(catalog):
             old, new = inst.price_usd_per_s(model), cloud.clouds[name].price_usd_per_s(model)
             assert (new is None) == (old is None) and (old is None or math.isclose(new, old / 2))
     _, switches = study.with_change(stub, catalog, "switch_price", 0.1)
-    assert all(math.isclose(switches.switches[n].price_usd, s.price_usd * 1.1) for n, s in catalog.switches.items())
+    assert all(switches.switches[n].price_usd is None if s.price_usd is None
+               else math.isclose(switches.switches[n].price_usd, s.price_usd * 1.1) for n, s in catalog.switches.items())
+    assert any(s.price_usd is None for s in catalog.switches.values())  # nvidia-q3400: no price found
 
 
 def test_electricity(small):
@@ -162,6 +167,9 @@ def test_changes_compose(catalog, a, b):
     _, once = study.with_change(stub, catalog, "switch_price", a)
     _, twice = study.with_change(stub, once, "switch_price", b)
     for name, switch in catalog.switches.items():
+        if switch.price_usd is None:
+            assert twice.switches[name].price_usd is None
+            continue
         assert math.isclose(twice.switches[name].price_usd, switch.price_usd * (1 + a) * (1 + b), rel_tol=1e-12)
 
 
