@@ -61,9 +61,6 @@ BEYOND = {
         "assume (pessimistic)",
     "mbridge-25.11-dgxb200-DeepSeekV3-MTP-256gpu-fp8mx": "the multi-token-prediction layers and MXFP8 recipe are "
         "not modelled (optimistic)",
-    "mlperf-training-v3.0-gpt3-3584xH100": "tokens trained (0.4 % of GPT-3's 300B, press text) and the global "
-        "batch (the benchmark's reference 1,536) are estimates",
-    "mlperf-training-v3.1-gpt3-10752xH100": "as above; 1,536 sequences on 10,752 GPUs leaves a deep pipeline bubble",
     "vtrain-gt-18.4B-tp16-dp16-pp1-mbs2": "tensor parallelism across two nodes runs slower than the model's "
         "collectives on vTrain's 800 Gb/s nodes",
     "vtrain-gt-39.1B-tp2-dp16-pp16-mbs2": "the source's own pp=16 runs contradict each other (docs/validation.md "

@@ -68,7 +68,7 @@ SOURCES = (
     ("opt-", "OPT paper"),
     ("llama1", "LLaMA paper"),
     ("deepseek-v3", "DeepSeek-V3 report"),
-    ("mlperf", "MLPerf Training (press)"),
+    ("mlperf", "MLPerf Training results (submission logs)"),
     ("fsdp-vldb23", "PyTorch FSDP paper (PVLDB 2023)"),
     ("ibm-fms", "PyTorch/IBM FSDP blog"),
     ("torchtitan-trainy", "torchtitan H200 benchmark (Trainy)"),

@@ -8,7 +8,12 @@ when the traffic runs (:mod:`designer.perf.stacks` gives each stage's schedule a
   the last micro-batch's backward, and the updated shards all-gathered before the first forward.
   Overlapped, only the last bucket's reduction and the first bucket's gather cannot hide
   ("This overlap method exposes only one DP communication chunk", Megatron-Bridge
-  communication-overlap docs);
+  communication-overlap docs). The window is the last micro-batch's backward and the first one's
+  forward; with interleaved stages (v chunks, m micro-batches in rounds of p), each chunk's
+  reduction starts when its own last backward ends and each chunk's gather when the chunk before
+  it starts its first forward (Megatron-Core ``grad_sync_func`` / ``param_sync_func`` per model
+  chunk, megatron/core/pipeline_parallel/schedules.py), so the windows span the rounds of the other
+  chunks: ``min(m, p) (v - 1) / v`` micro-batches' backward or forward (:func:`interleaved_window`);
 * every micro-batch (a stack that keeps only a shard of the gradients, ZeRO 2-3): each layer's
   gradients are reduce-scattered as its backward finishes; ZeRO-3 also gathers each layer's
   parameters before its forward and again before its backward. Overlapped, a share ``1 - e`` of it
@@ -23,7 +28,7 @@ data-parallel group ``dp x cp / ep``.
 
 from __future__ import annotations
 
-__all__ = ["DpTerms", "dp_terms"]
+__all__ = ["DpTerms", "dp_terms", "interleaved_window"]
 
 from dataclasses import dataclass
 
@@ -77,6 +82,21 @@ def _bucket_params(job: Job, plan: Plan, stage_total: float, layers: int, overla
     if prof.grad_bucket_params is None:
         return stage_total / max(layers, 1)
     return max(prof.grad_bucket_params, prof.bucket_params_per_rank * plan.dp * plan.cp)
+
+
+def interleaved_window(pp: int, v: int, micro: int) -> float:
+    """Micro-batches of stage compute a once-a-step reduction (or gather) can hide behind:
+    one without interleaving, ``min(m, p) (v - 1) / v`` with ``v`` chunks (module docstring), as
+    the last chunks' rounds of ``min(m, p)`` micro-batches run after the first chunk's reduction
+    is launched.
+
+    Examples:
+        >>> interleaved_window(8, 1, 32), interleaved_window(8, 12, 8), interleaved_window(4, 2, 16)
+        (1.0, 7.333333333333333, 2.0)
+    """
+    if pp <= 1 or v <= 1:
+        return 1.0
+    return max(1.0, min(micro, pp) * (v - 1) / v)
 
 
 def dp_terms(job: Job, plan: Plan, links: netm.Links, params: StageParams, layers_stage: int,
@@ -152,8 +172,9 @@ def dp_terms(job: Job, plan: Plan, links: netm.Links, params: StageParams, layer
         step_comm = grad + gather
         if overlap:
             e = 1.0 - min(1.0, chunk / max(params.total, 1.0))
-            step_exposed += (exposed_s(grad, win_bwd_s, e, K.OVERLAP_SLOWDOWN)
-                             + exposed_s(gather, win_fwd_s, e, K.OVERLAP_SLOWDOWN))
+            rounds = interleaved_window(plan.pp, plan.virtual_stages, micro)
+            step_exposed += (exposed_s(grad, rounds * win_bwd_s, e, K.OVERLAP_SLOWDOWN)
+                             + exposed_s(gather, rounds * win_fwd_s, e, K.OVERLAP_SLOWDOWN))
         else:
             step_exposed += step_comm
     return DpTerms(micro * mb_comm + step_comm, mb_exposed, step_exposed)

@@ -148,3 +148,17 @@ def test_collective_rows_cover_each_fabric():
     ids = " ".join(rid for rid, *_ in rows)
     for fabric in ("h200", "b200", "a100", "mi300x", "4nodes"):
         assert fabric in ids
+
+
+def test_mlperf_gpt3_rows_score_the_submission_logs_step_time(scored):
+    """MLPerf Training GPT-3 175B, v3.0 (3,584 H100) and v3.1 (10,752 H100): the submissions'
+    configs state TP4 PP8 VP12, micro-batch 1, global batch 2,688, FP8 with TP overlap, and their
+    logs the training-step time (2.60 s and 0.930 s, medians of 3 x 220 steps): both are scored on
+    that layout and step and land within 10 %."""
+    rows = {r.row.id: r for r in scored[0] if r.row.id.startswith("mlperf-training-v3")}
+    assert set(rows) == {"mlperf-training-v3.0-gpt3-3584xH100", "mlperf-training-v3.1-gpt3-10752xH100"}
+    for r in rows.values():
+        est = r.prediction.estimate
+        assert r.how == "iteration time"
+        assert (est.plan.tp, est.plan.pp, est.plan.virtual_stages, est.plan.microbatch) == (4, 8, 12, 1)
+        assert abs(r.error) <= 0.10, (r.row.id, r.error)

@@ -53,13 +53,15 @@ def test_kernel_tcp_at_400g_is_host_bound_and_rdma_is_not(catalog):
     assert tcp.inter_Bps_per_gpu == roce.inter_Bps_per_gpu == 400 * GBPS  # one 400G NIC per GPU
     assert tcp.inter_Bps_per_gpu * tcp.efficiency == pytest.approx(120 * GBPS / 8)
     assert roce.efficiency == catalog.fabrics["roce"].efficiency
-    # so the same job runs far slower on TCP than on RoCE
+    # so the same job runs far slower on TCP than on RoCE (an interleaved plan hides the
+    # once-a-step reduction behind several micro-batches, so the gap is a fifth, not more)
     gpu = catalog.gpus["h100-sxm"]
     job = perf.Job(perf.ModelArch("llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192, gated_mlp=True),
                    1024, 1e12, recompute="selective")
     fast = perf.search_plans(job, perf.Cluster(gpu, roce), 1024)
     slow = perf.search_plans(job, perf.Cluster(gpu, tcp), 1024)
-    assert slow.utilization < 0.8 * fast.utilization
+    assert slow.utilization < 0.85 * fast.utilization
+    assert slow.step_time_s > 1.2 * fast.step_time_s
 
 
 def test_the_perf_model_sees_the_rate_the_links_run_at(catalog):
