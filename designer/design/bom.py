@@ -18,6 +18,7 @@ __all__ = [
     "SWITCHES_PER_NETWORK_RACK",
     "RACK_LAYOUT_RULE",
     "bom_totals",
+    "category_rank",
     "PriceCounts",
     "price_counts",
     "price_footer",
@@ -186,14 +187,15 @@ def line_total_usd(line: BomLine) -> float:
 # ---------------------------------------------------------------- ordering, grouping, totals
 
 
-def _category_rank(category: str) -> tuple[int, str]:
+def category_rank(category: str) -> tuple[int, str]:
+    """Where a category sorts: its place in :data:`CATEGORIES` (unknown ones after), then its name."""
     return (CATEGORIES.index(category) if category in CATEGORIES else len(CATEGORIES), category)
 
 
 def sort_lines(lines: Iterable[BomLine]) -> tuple[BomLine, ...]:
     """Stable order: category (as in :data:`CATEGORIES`), then role, then SKU."""
     # The trailing fields only break ties between lines sharing (category, role, sku).
-    return tuple(sorted(lines, key=lambda l: (*_category_rank(l.category), l.role, l.sku, l.description,
+    return tuple(sorted(lines, key=lambda l: (*category_rank(l.category), l.role, l.sku, l.description,
                                                l.quantity, -1.0 if l.unit_price_usd is None else l.unit_price_usd,
                                                l.unit_power_w, l.source)))
 

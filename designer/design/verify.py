@@ -23,7 +23,7 @@ import re
 from collections import defaultdict
 from typing import Any, Callable, Iterator
 
-from designer.design import bom
+from designer.design import bom, sections
 from designer.design.model import Design
 from designer.spec import choices
 from designer.spec.bounds import MAX_GPUS_PER_WORKLOAD, MAX_NODES
@@ -142,7 +142,8 @@ def _sums(design: Design) -> Iterator[tuple[tuple[Any, ...], float, float, float
     by_category: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for line in design.bom:
         if line.unit_price_usd is not None:
-            by_category[line.category].append((bom.line_total_usd(line), line.quantity))
+            by_category[sections.capex_category(line) if line.category != "cloud" else "cloud"].append(
+                (bom.line_total_usd(line), line.quantity))
     for category, items in sorted(by_category.items()):
         total = sum(t for t, _ in items)
         tol = _tolerance(len(items)) + 0.005 * sum(abs(q) for _, q in items)

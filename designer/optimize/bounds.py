@@ -182,7 +182,7 @@ def server_cost(ws: Workspace, key: str, nodes: int) -> float:
     ports = switch.ports_at(cand.link_rate_Bps or ws.catalog.nics[server.nic].rate_Bps) or 1
     leaves = math.ceil(server.nics * nodes / ports)
     bare = replace(system, costs=replace(system.costs, node_link_usd=0.0, node_link_w=0.0, rack_usd=0.0,
-                                         storage=None))
+                                         storage=None, networks=None))
     return ownership.onprem_cost_usd(bare, ws.economics, nodes=nodes, switches=leaves, ls_links=0, sx_links=0,
                                      racks=0)
 

@@ -18,9 +18,11 @@ from types import MappingProxyType
 from typing import Iterable, Mapping
 
 from designer.catalog.types import Catalog, Facility
+from designer.design import bom, sections
 from designer.design.bom import BomLine, sort_lines
 from designer.design.model import CostBreakdown, CostLine
 from designer import topology
+from designer.topology import network_bom, networks as topo_networks
 from designer.optimize import ownership, pricing
 from designer.optimize.candidates import Candidate
 from designer.optimize.pricing import support_fraction
@@ -37,7 +39,6 @@ _KIND_OF = {"server": "server", "gpu": "gpu", "nic": "nic", "switch": "switch", 
 _NODE_PARTS = ("server", "gpu", "nic")  # a server's lines (the catalog quotes it complete)
 _HARDWARE = ("server", "gpu", "nic", "switch", "transceiver", "cable", "storage")  # resold at the horizon
 _SUPPORTED = ("server", "gpu", "nic", "switch", "storage")  # under a vendor contract
-_MANAGEMENT_ROLES = ("inband", "oob")  # the management networks' lines
 _PLURAL = {"switch": "switches", "storage": "storage"}
 
 
@@ -79,7 +80,8 @@ def split_owned(lines: Iterable[BomLine], owned: Mapping[str, int], server: str 
     """Lines with the units the buyer owns moved onto lines of their own at no cost (basis ``owned``).
 
     Owned servers take their GPUs and compute NICs along (the catalog quotes a server complete);
-    owned switches fill the leaves first, then spines and cores; owned storage its units.
+    owned switches fill the compute fabric's leaves first, then spines and cores (as the program
+    counts them; the storage and management networks' switches are bought); owned storage its units.
     """
     lines = list(lines)
     nodes_owned = owned.get(server, 0) if server else 0
@@ -90,7 +92,7 @@ def split_owned(lines: Iterable[BomLine], owned: Mapping[str, int], server: str 
         if line.category in _NODE_PARTS and line.role == "compute" and nodes_owned:
             per = {"server": 1, "gpu": gpus_per_node, "nic": nics_per_node}[line.category]
             out.extend(_split(line, nodes_owned * per))
-        elif line.category in ("switch", "storage") and left.get(line.sku):
+        elif ((line.category == "switch" and line.role in tier) or line.category == "storage") and left.get(line.sku):
             parts = _split(line, left[line.sku])
             left[line.sku] -= int(sum(p.quantity for p in parts if p.price_basis == "owned"))
             out.extend(parts)
@@ -110,15 +112,23 @@ def storage_lines(unit: StorageUnit, count: int, catalog: Catalog) -> tuple[BomL
 def design_bom(system: OnPremSystem, catalog: Catalog, facility: Facility, nodes: int,
                jobs: Mapping[str, float], owned: Mapping[str, int]) -> tuple[tuple[BomLine, ...], topology.FabricSummary]:
     """The complete bill of materials of an on-prem design of ``nodes`` servers whose workloads use
-    ``jobs`` (name -> nodes): servers, fabric and racks, the file system in whole units, owned
-    inventory at no cost, installation and spares, every line annotated with its price basis."""
+    ``jobs`` (name -> nodes): servers, fabric and racks, the file system in whole units, the
+    storage, in-band and out-of-band networks (roles ``storage``, ``inband``, ``oob``;
+    :mod:`designer.topology.networks`), owned inventory at no cost, installation and spares,
+    every line annotated with its price basis."""
     cand: Candidate = system.candidate
     lines, summary = pricing.onprem_bom(cand, catalog, facility, nodes, 0.0)
     lines = list(lines)
     unit = system.costs.storage
+    count = 0
     if unit is not None:
         count = math.ceil(ownership.storage_units_needed(system.costs, nodes, jobs) - 1e-9)
         lines.extend(storage_lines(unit, count, catalog))
+    plan = system.costs.networks
+    if plan is not None:
+        sizes = topo_networks.size_networks(plan.parts, nodes, count,
+                                                summary.leaves + summary.spines + summary.cores)
+        lines.extend(network_bom.network_bom(plan.parts, sizes))
     server = catalog.servers[cand.server]
     lines = list(split_owned(lines, owned, cand.server, server.gpus, server.nics))
     lines.extend(service_lines(lines, facility))
@@ -156,15 +166,8 @@ def _spare_category(line: BomLine) -> str:
 
 
 def capex_category(line: BomLine) -> str:
-    """The capex line a BOM line counts under: its category, ``storage`` for the file system and
-    its network, ``management`` for the in-band and out-of-band networks, a service's SKU."""
-    if line.category == "service":
-        return line.sku
-    if line.role in _MANAGEMENT_ROLES:
-        return "management"
-    if line.role == "storage" or line.category == "storage":
-        return "storage"
-    return line.category
+    """The capex line a BOM line counts under (:func:`designer.design.sections.capex_category`)."""
+    return sections.capex_category(line)
 
 
 @dataclass(frozen=True, slots=True)

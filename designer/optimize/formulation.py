@@ -43,6 +43,10 @@ Z+ racks; x_{w,s,o} in {0,1} run workload w on system s with option o.
      by D_w runs inside it at least e_o = min overlap of its earliest and latest placements, so
      sum_{w,o} g_o e_o x_{w,c,o} <= G_c (t2 - t1) n_c. (5) is its case [0, D]; the intervals
      are added where a chosen assignment's jobs overfill one.
+(17)-(19) the storage fabric, in-band and out-of-band networks (designer.optimize.networks): integer
+     switch, link and optic counts at or above the closed forms of designer.topology.networks in
+     n_c, the file-system units A_c (integer) and the compute switches L+S+X; their parts are
+     in Capex and Opex like the fabric's.
 
 Capex_c = per unit type, price x bought x (1 + a + spares)  [+ an owned build's share of space]
 Opex_c  = support x years x price x units - residual x price x bought + space per rated W x H
@@ -68,6 +72,7 @@ __all__ = ["Builder", "SCALE_USD", "TIE_USD", "var_name"]
 import pulp
 
 from designer.errors import InfeasibleError
+from designer.optimize import networks as network_costs
 from designer.optimize import ownership
 from designer.optimize.problem import FabricShape, OnPremSystem, Option, Problem, min_overlap_s
 
@@ -100,6 +105,8 @@ class Builder:
         self.cloud_cost_of: dict[tuple[str, str, int], float] = {}
         self._tiers: dict[str, tuple] = {}
         self.option_of: dict[tuple[str, str, int], Option] = {}
+        # (role, NetworkSize field) -> expression, per on-prem system with networks (17)-(19)
+        self.network_counts: dict[str, dict[tuple[str, str], pulp.LpAffineExpression]] = {}
 
     # ---------------------------------------------------------------- variables
 
@@ -209,9 +216,24 @@ class Builder:
                      if (e := min_overlap_s(o.time_s, p.deadlines_s[w], t1, t2)) > 0]
             if terms:
                 m += pulp.lpSum(terms) <= n, f"energy__{c}__{i}"
-        # (13) cost of ownership: equipment, space, power at the expected draw, support, residual
+        # (13) cost of ownership: equipment, space, power at the expected draw, support, residual;
+        # (17)-(19) the storage and management networks, sized on the file system's whole units
+        net = None
+        if uc.networks is not None:
+            plan = uc.networks
+            most_units = 0
+            if uc.storage is not None:
+                most_units = network_costs.whole_units(ownership.storage_units_needed(
+                    uc, nmax, {w: nmax for w in p.workloads}))
+
+            def net(units):
+                counts = network_costs.add_network_counts(
+                    m, c, plan, y=y, nodes=n, storage_units=units, compute_switches=L + S + X, max_nodes=nmax,
+                    max_units=most_units, max_compute_switches=3 * sh.node_ports * nmax)
+                self.network_counts[system.key] = counts
+                return network_costs.network_terms(plan, p.economics, counts)
         costs, busy = ownership.add_onprem_costs(m, c, system, p.economics, y=y, nodes=n, switches=L + S + X,
-                                                  ls_links=LS, sx_links=SX, racks=Q, usage=usage)
+                                                  ls_links=LS, sx_links=SX, racks=Q, usage=usage, networks=net)
         self.capex[system.key] = costs.capex_total
         self.opex[system.key] = costs.opex_total + busy
         self.power[system.key] = costs.rated_w

@@ -62,6 +62,9 @@ class Solution:
     # Why the design is not proven optimal beyond the solver's own gap (a schedule needed more
     # nodes than the program's GPU-time bound, the command's time limit): one sentence, or "".
     note: str = ""
+    # The storage and management networks' counts the program chose for the on-prem system:
+    # (role, designer.topology.networks.NetworkSize field) -> count (designer.optimize.networks).
+    network_counts: Mapping[tuple[str, str], int] = field(default_factory=lambda: MappingProxyType({}))
 
 
 _QUIETED = False
@@ -259,7 +262,10 @@ def _extract(b: Builder, problem: Problem, status: str, gap: float, solver: str,
             chosen = key
     counts: dict[str, int] = {}
     nodes = 0
+    net: dict[tuple[str, str], int] = {}
     if chosen is not None:
+        for where, expr in sorted(b.network_counts.get(chosen, {}).items()):
+            net[where] = int(round(_value(expr)))
         s = b.sys[chosen]
         nodes = int(round(_value(s["n"])))
         for name in ("leaf", "spine", "core", "leaf_spine_links", "spine_core_links", "racks"):
@@ -282,4 +288,5 @@ def _extract(b: Builder, problem: Problem, status: str, gap: float, solver: str,
         variables=b.m.numVariables(), constraints=b.m.numConstraints(), solver=solver, max_time_s=max_time_days * 86400.0,
         credit_usd=_value(b.credit()) if problem.credits else 0.0,
         extras=MappingProxyType({"power_w": _value(power), "racks": float(sum(_value(q) for q in b.racks.values()))}),
+        network_counts=MappingProxyType(net),
     )

@@ -100,12 +100,15 @@ class Terms:
 
 def onprem_terms(uc: UnitCosts, e: Economics, rails: int, gpus_per_node: int, *, nodes: Any, switches: Any,
                  ls_links: Any, sx_links: Any, racks: Any, bought_nodes: Any = None, bought_switches: Any = None,
-                 storage_units: Any = 0.0, bought_storage: Any = None) -> Terms:
+                 storage_units: Any = 0.0, bought_storage: Any = None, networks: Any = None) -> Terms:
     """The cost lines of ``nodes`` servers with their fabric, racks and file system (no busy energy:
     add :func:`busy_energy_j` per job).
 
     ``bought_*`` default to all units (nothing owned). Units owned are supported and powered but
-    not bought, so they carry no capex and recover no residual value.
+    not bought, so they carry no capex and recover no residual value. ``networks`` is the storage
+    and management networks' (capex, support, rated watts, hardware) from
+    :func:`designer.optimize.networks.network_terms`: bought, powered at their rating around the
+    clock, supported and resold like the fabric.
     """
     bought_nodes = nodes if bought_nodes is None else bought_nodes
     bought_switches = switches if bought_switches is None else bought_switches
@@ -123,12 +126,16 @@ def onprem_terms(uc: UnitCosts, e: Economics, rails: int, gpus_per_node: int, *,
     }
     if st is not None:
         capex["storage"] = st_usd * bought_storage * capex_per_usd(e, st.spares)
-    rated_w = uc.node_w * nodes + link_w + uc.switch_w * switches + st_w * storage_units
+    net_capex, net_support, net_w, net_hardware = networks if networks is not None else (0.0, 0.0, 0.0, 0.0)
+    if networks is not None:
+        capex["networks"] = net_capex
+    rated_w = uc.node_w * nodes + link_w + uc.switch_w * switches + st_w * storage_units + net_w
     _, idle = _draw(uc, e)
-    always_on_w = idle * nodes + link_w + uc.switch_w * switches + st_w * storage_units
-    hardware = uc.node_usd * bought_nodes + link_usd + uc.switch_usd * bought_switches + st_usd * bought_storage
+    always_on_w = idle * nodes + link_w + uc.switch_w * switches + st_w * storage_units + net_w
+    hardware = (uc.node_usd * bought_nodes + link_usd + uc.switch_usd * bought_switches + st_usd * bought_storage
+                + net_hardware)
     support = (uc.node_usd * nodes * support_per_usd(e, uc.node_support)
-               + uc.switch_usd * switches * support_per_usd(e, uc.switch_support))
+               + uc.switch_usd * switches * support_per_usd(e, uc.switch_support) + net_support)
     if st is not None:
         support = support + st_usd * storage_units * support_per_usd(e, st.support)
     opex: dict[str, Any] = {
@@ -159,25 +166,28 @@ def storage_units_needed(uc: UnitCosts, nodes: float, workloads: Mapping[str, fl
 
 
 def onprem_cost_usd(system: OnPremSystem, e: Economics, *, nodes: int, switches: int, ls_links: int,
-                    sx_links: int, racks: int) -> float:
+                    sx_links: int, racks: int, networks: Any = None) -> float:
     """Total cost over the horizon of ``nodes`` servers of ``system`` and the given fabric: a lower
     bound on the program's figure (no busy energy, the file system at its baseline need), and
-    non-decreasing in every count."""
+    non-decreasing in every count. ``networks`` as for :func:`onprem_terms` (the caller's closed
+    forms at these counts and the baseline file system)."""
     uc = system.costs
     units = storage_units_needed(uc, nodes, {}) if uc.storage is not None else 0.0
     terms = onprem_terms(
         uc, e, system.shape.node_ports, system.candidate.gpus_per_node, nodes=nodes, switches=switches,
         ls_links=ls_links, sx_links=sx_links, racks=racks, bought_nodes=max(0, nodes - uc.owned_nodes),
         bought_switches=max(0, switches - uc.owned_switches), storage_units=units,
-        bought_storage=max(0.0, units - (uc.storage.owned if uc.storage else 0)))
+        bought_storage=max(0.0, units - (uc.storage.owned if uc.storage else 0)), networks=networks)
     return float(terms.capex_total + terms.opex_total)
 
 
 def add_onprem_costs(m: Any, tag: str, system: OnPremSystem, e: Economics, *, y: Any, nodes: Any, switches: Any,
                      ls_links: Any, sx_links: Any, racks: Any,
-                     usage: Mapping[str, list[tuple[Option, Any]]]) -> tuple[Terms, Any]:
+                     usage: Mapping[str, list[tuple[Option, Any]]], networks: Any = None) -> tuple[Terms, Any]:
     """The program's cost terms of on-prem ``system`` (a PuLP model ``m``, its build binary ``y``
-    and count variables), with variables for owned inventory and the file system.
+    and count variables), with variables for owned inventory and the file system (whole units,
+    as the design buys them). ``networks(units)`` adds the storage and management networks for
+    the file-system units ``units`` and returns their terms (:func:`onprem_terms`).
 
     Returns:
         (cost terms, busy energy cost of the jobs as an expression over their option binaries).
@@ -193,7 +203,7 @@ def add_onprem_costs(m: Any, tag: str, system: OnPremSystem, e: Economics, *, y:
     units, bought_storage = 0.0, None
     st = uc.storage
     if st is not None:
-        units = m.add_variable(f"storage_units__{tag}", lowBound=0)
+        units = m.add_variable(f"storage_units__{tag}", lowBound=0, cat="Integer")
         if st.fixed_units is not None:
             m += units == st.fixed_units * y, f"storage_fixed__{tag}"
         else:
@@ -212,9 +222,10 @@ def add_onprem_costs(m: Any, tag: str, system: OnPremSystem, e: Economics, *, y:
         if st.owned:
             bought_storage = m.add_variable(f"bought_storage__{tag}", lowBound=0)
             m += bought_storage >= units - st.owned * y, f"bought_storage__{tag}"
+    net = networks(units) if networks is not None else None
     terms = onprem_terms(uc, e, system.shape.node_ports, gpn, nodes=nodes, switches=switches, ls_links=ls_links,
                          sx_links=sx_links, racks=racks, bought_nodes=bought_nodes, bought_switches=bought_switches,
-                         storage_units=units, bought_storage=bought_storage)
+                         storage_units=units, bought_storage=bought_storage, networks=net)
     draw = _draw(uc, e)
     busy = sum((energy_usd(e, busy_energy_j(draw, o.gpus / gpn * o.time_s, o.utilization)) * var
                 for xs in usage.values() for o, var in xs), 0.0)

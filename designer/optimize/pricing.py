@@ -30,7 +30,9 @@ from designer import topology
 from designer.catalog.types import Catalog, CloudInstance, Facility, Server
 from designer.design.bom import BomLine, sort_lines
 from designer.errors import CatalogError
+from designer.topology import networks as topo_networks
 from designer.optimize import cloud
+from designer.optimize import networks as network_costs
 from designer.optimize.candidates import Candidate, fabric_protocol
 from designer.optimize.problem import FabricShape, StorageNeeds, StorageUnit, UnitCosts
 from designer.spec.choices import Pricing
@@ -173,10 +175,12 @@ def storage_unit(catalog: Catalog, facility: Facility, needs: StorageNeeds, refe
 
 
 def unit_costs(candidate: Candidate, catalog: Catalog, facility: Facility, reference_nodes: int, *,
-               owned: Mapping[str, int] | None = None, storage: StorageNeeds | None = None) -> UnitCosts:
+               owned: Mapping[str, int] | None = None, storage: StorageNeeds | None = None,
+               networks: topo_networks.Networks | None = None) -> UnitCosts:
     """Linear prices and powers of an on-prem candidate, read off its BOM at ``reference_nodes``,
-    with what owning them costs: support by vendor, spares, draw under load, owned inventory and
-    the file system sized for ``storage``.
+    with what owning them costs: support by vendor, spares, draw under load, owned inventory,
+    the file system sized for ``storage`` and the ``networks`` switched on
+    (:func:`designer.optimize.networks.network_plan`).
 
     Per-link prices depend on the media, which depends on cable runs, which grow with the floor
     area; so they are taken at the size the workloads suggest. The final BOM is exact regardless.
@@ -205,6 +209,12 @@ def unit_costs(candidate: Candidate, catalog: Catalog, facility: Facility, refer
     link_spares = max(spares.get("transceiver", 0.0), spares.get("cable", 0.0))
     # A rack-scale system fills its own rack (its trays are the request's servers per rack).
     per_rack = max(1, req.servers_per_rack // server.compute_trays)
+    unit = None if storage is None else storage_unit(catalog, facility, storage, ref, owned)
+    plan = None
+    if networks is not None:
+        plan = network_costs.network_plan(
+            server, catalog, facility, catalog.storage[unit.name] if unit is not None else None, networks,
+            lambda vendor: support_fraction(catalog, facility, vendor))
     return UnitCosts(
         node_usd=(server.price_usd or 0.0) + cooling_usd(server, facility), node_w=server.power_w,
         node_ru=server.rack_units,
@@ -217,7 +227,7 @@ def unit_costs(candidate: Candidate, catalog: Catalog, facility: Facility, refer
         node_spares=spares.get("server", 0.0), link_spares=link_spares, switch_spares=spares.get("switch", 0.0),
         node_training_w=server.training_power_w, node_idle_w=server.idle_power_w,
         owned_nodes=owned.get(server.name, 0), owned_switches=owned.get(switch.name, 0),
-        storage=None if storage is None else storage_unit(catalog, facility, storage, ref, owned),
+        storage=unit, networks=plan,
     )
 
 

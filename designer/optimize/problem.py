@@ -11,7 +11,7 @@ __all__ = ["min_overlap_s", "FabricShape", "UnitCosts", "StorageUnit", "StorageN
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
+from typing import Any, Mapping
 
 from designer.optimize.candidates import Candidate
 from designer.optimize.cloud import Offer
@@ -88,6 +88,8 @@ class UnitCosts:
     owned_nodes: int = 0
     owned_switches: int = 0
     storage: "StorageUnit | None" = None
+    # The storage, in-band and out-of-band networks (designer.optimize.networks.NetworkPlan); None: none.
+    networks: Any = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from designer.optimize.candidates import Candidate
 from designer.optimize.preferences import Preference
 from designer.optimize.problem import Economics, Limits, StorageNeeds
 from designer.spec.choices import Pricing
+from designer.topology import networks as topo_networks
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,3 +86,5 @@ class Task:
     efficiency: perf.ModelEfficiency = field(default_factory=perf.ModelEfficiency)
     # Soft preferences: credits in the objective, never in a design's cost (designer.optimize.preferences).
     preferences: tuple[Preference, ...] = ()
+    # The on-prem design's storage, in-band and out-of-band networks (all on unless the spec turns one off).
+    networks: topo_networks.Networks = field(default_factory=topo_networks.Networks)

@@ -25,6 +25,7 @@ from designer import perf, topology
 from designer.catalog import domain
 from designer.errors import CatalogError, TopologyError
 from designer.optimize import cloud, evaluate, ownership, preferences, pricing
+from designer.optimize import networks as network_costs
 from designer.optimize.candidates import Candidate
 from designer.optimize.clock import NO_DEADLINE, Deadline
 from designer.optimize.evaluate import Evaluation, Evaluator, best_view, gpu_count_grid, ideal_view
@@ -279,7 +280,8 @@ class Workspace:
         sizes = [self.ideal_gpus(w, cand, th, best=False) for w in self.workloads]
         ref = max([math.ceil(g / cand.gpus_per_node) for g in sizes if g is not None] or [1])
         costs = pricing.unit_costs(cand, self.catalog, self.facility, min(ref, shape.max_nodes),
-                                   owned=self.task.owned, storage=self.task.storage)
+                                   owned=self.task.owned, storage=self.task.storage,
+                                   networks=self.task.networks)
         if self.fixed_nodes is not None:
             shape = replace(shape, max_nodes=min(shape.max_nodes, self.fixed_nodes))
         return OnPremSystem(cand, shape, costs)
@@ -316,8 +318,14 @@ class Workspace:
         switches = s.leaves + s.spines + s.cores
         racks = math.ceil(nodes / uc.servers_per_rack + switches * uc.switch_ru / uc.rack_units - 1e-9)
         sx = s.spine_core_links if s.tiers == 3 else 0
+        net = None
+        if uc.networks is not None:
+            units = ownership.storage_units_needed(uc, nodes, {}) if uc.storage is not None else 0.0
+            net = network_costs.closed_form_terms(uc.networks, self.economics, nodes=nodes,
+                                                  storage_units=network_costs.whole_units(units),
+                                                  compute_switches=switches)
         total = ownership.onprem_cost_usd(system, self.economics, nodes=nodes, switches=switches,
-                                          ls_links=s.leaf_spine_links, sx_links=sx, racks=racks)
+                                          ls_links=s.leaf_spine_links, sx_links=sx, racks=racks, networks=net)
         self._cost_cache[cache_key] = total
         return total
 

@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from designer import topology
 from designer.catalog.types import Catalog
+from designer.design import bom, sections
 from designer.design.model import Design
 from designer.errors import CatalogError
 from designer.pictures.drawing import MAX_BOXES, Drawing, tier_counts
@@ -82,10 +83,11 @@ def _title(design: Design) -> str:
 
 
 def _check_counts(design: Design, drawing: Drawing) -> list[str]:
-    """Switch counts of the drawing that differ from the design's bill of materials."""
+    """Switch counts of the drawing that differ from the design's bill of materials (the compute
+    fabric's: the storage and management networks are not drawn)."""
     listed: dict[str, int] = {}
     for line in design.bom:
-        if line.category == "switch":
+        if line.category == "switch" and sections.section_of(line) == "switch":
             listed[line.role] = listed.get(line.role, 0) + int(round(line.quantity))
     drawn: dict[str, int] = {}
     for role, count in tier_counts(drawing).items():

@@ -39,6 +39,7 @@ from designer.planner.candidates import enumerate_candidates
 # optimizer); they stay importable from here.
 from designer.planner.jobs import DEFAULT_CHECKPOINT_WRITE_BPS, arch_for, job_for, plan_constraints, software_for
 from designer.spec.models import Spec, WorkloadSpec
+from designer.topology.networks import Networks
 
 def compile_workload(w: WorkloadSpec) -> Workload:
     """A spec workload as the optimizer sees it (its job, pinned plan and size, deadline)."""
@@ -140,4 +141,5 @@ def compile_task(spec: Spec, catalog: Catalog, candidates: Iterable[Candidate] |
                 owned=MappingProxyType({o.name: o.count for o in spec.inventory}),
                 storage=storage_needs(spec, facility, workloads), licences=spec.licences,
                 efficiency=efficiency or perf.ModelEfficiency(),
-                preferences=tuple(Preference(p.key, p.value, p.usd, p.share) for p in spec.prefer))
+                preferences=tuple(Preference(p.key, p.value, p.usd, p.share) for p in spec.prefer),
+                networks=Networks(storage=spec.networks.storage, inband=spec.networks.inband, oob=spec.networks.oob))

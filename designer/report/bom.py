@@ -8,7 +8,7 @@ import csv
 import io
 from typing import Any
 
-from designer.design import bom
+from designer.design import bom, sections
 from designer.design.model import Design
 from designer.report import escape
 from designer.report import fmt as f
@@ -52,11 +52,13 @@ def _bom_table(design: Design, fmt: str) -> str:
     totals = bom.bom_totals(design.bom)
     rows: list[list[str]] = []
     blank = [""] * 5  # description .. unit price
-    for category, lines in bom.group_by_category(design.bom):
+    for section, lines in sections.group_by_section(design.bom):
         for line in lines:
             rows.append([line.category, line.sku, line.description, line.role, f.qty(line.quantity),
                          _unit_price(line), _total(line), _source(line.source, fmt)])
-        rows.append([f.bold(f"{category} subtotal", fmt), *blank, f.bold(f.usd(totals.by_category[category]), fmt), ""])
+        label = sections.section_label(section)
+        subtotal = bom.round_money(sum(bom.line_total_usd(l) for l in lines))
+        rows.append([f.bold(f"{label} subtotal", fmt), *blank, f.bold(f.usd(subtotal), fmt), ""])
     if totals.cloud_usd and totals.capex_usd:
         rows.append([f.bold("purchased (capex)", fmt), *blank, f.bold(f.usd(totals.capex_usd), fmt), ""])
         rows.append([f.bold("rented (cloud)", fmt), *blank, f.bold(f.usd(totals.cloud_usd), fmt), ""])
@@ -88,13 +90,23 @@ def _is_number(text: str) -> bool:
     return True
 
 
+def _by_network(lines: tuple[bom.BomLine, ...]) -> dict[str, float]:
+    """Capex of each storage or management network present (its switches, optics and cables)."""
+    out: dict[str, float] = {}
+    for section, group in sections.group_by_section(lines):
+        if section in sections.NETWORK_SECTIONS:
+            out[section] = bom.round_money(sum(bom.line_total_usd(l) for l in group))
+    return out
+
+
 def render_bom(design: Design, fmt: str = "github") -> str:
     """The bill of materials of ``design``.
 
     Formats: ``github`` / ``markdown`` (GitHub table / pipe table), ``plain`` (terminal table):
     columns category, SKU, description, role, quantity, unit price, total, source, grouped by
-    category with a subtotal row per category and a total row (purchased and rented totals too when
-    both exist). ``csv``: one row per line item (columns :data:`CSV_COLUMNS`, money as
+    category, the storage fabric, in-band and out-of-band networks in sections of their own
+    (:func:`designer.design.sections.group_by_section`), with a subtotal row per group and a total row
+    (purchased and rented totals too when both exist). ``csv``: one row per line item (columns :data:`CSV_COLUMNS`, money as
     ``"12500.00"``), no subtotal rows, so the ``total_usd`` column sums to the total. ``json``:
     ``{"items": [...], "totals": {...}}`` with docs/contract.md's keys (``category, sku, role, quantity,
     unit_price_usd, total_usd, source`` per item, ``capex_usd, power_kw`` in totals) and more.
@@ -116,6 +128,7 @@ def render_bom(design: Design, fmt: str = "github") -> str:
                 "total_usd": totals.total_usd,
                 "lines": totals.lines,
                 "by_category": dict(totals.by_category),
+                "by_network": _by_network(lines),
                 "estimated_lines": counts.estimated,
                 "unpriced_lines": counts.unpriced,
                 "owned_lines": counts.owned,

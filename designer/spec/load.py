@@ -28,7 +28,7 @@ from designer.spec import messages, presets, units
 from designer.spec.choices import Deployment, Objective, Pricing
 from designer.spec.models import (
     Budget, Constraints, FacilitySpec, MLASpec, ModelSpec, MoESpec, OwnedSpec, ParallelismSpec, PreferenceSpec,
-    SoftwareSpec, Spec, StorageSpec, SystemPin, WorkloadSpec,
+    NetworksSpec, SoftwareSpec, Spec, StorageSpec, SystemPin, WorkloadSpec,
 )
 from designer.spec.schema import PREFERENCE_KEYS, SoftwareInput, SpecInput, _Model, _Workload
 from designer.spec.yamlio import YamlDoc, load_yaml_text, read_text
@@ -277,6 +277,7 @@ def _build(raw: SpecInput, found: _Found, base_dir: Path, digest: str) -> Spec:
                             read_Bps=raw.storage.read_bandwidth),
         licences=tuple(dict.fromkeys(raw.licences)), inventory=inventory, price_book=raw.price_book,
         prefer=prefer,
+        networks=NetworksSpec(storage=raw.networks.storage, inband=raw.networks.inband, oob=raw.networks.oob),
     )
 
 

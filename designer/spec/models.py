@@ -157,6 +157,15 @@ class StorageSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class NetworksSpec:
+    """Which of the storage, in-band and out-of-band networks an on-prem design has (``networks:``)."""
+
+    storage: bool = True
+    inband: bool = True
+    oob: bool = True
+
+
+@dataclass(frozen=True, slots=True)
 class OwnedSpec:
     """Hardware the buyer already has (``inventory:``): a server, switch or storage entry and a count."""
 
@@ -222,6 +231,7 @@ class Spec:
     inventory: tuple[OwnedSpec, ...] = ()
     price_book: str | None = None  # price_book catalog entry (discounts, display currency)
     prefer: tuple[PreferenceSpec, ...] = ()  # soft preferences, in the spec's order
+    networks: NetworksSpec = NetworksSpec()  # the on-prem design's storage and management networks
 
     def locate(self, path: tuple[Any, ...]) -> Location:
         """``FILE:LINE:COL`` of a key path in the spec file (for errors found after loading)."""

@@ -278,6 +278,15 @@ class _Storage(_Strict):
                                              examples=["800 GB/s"])
 
 
+class _Networks(_Strict):
+    """The on-prem design's networks besides the compute fabric (cloud designs have none: the provider's)."""
+
+    storage: bool = Field(True, description="The storage fabric between the servers and the file system "
+                          "(none without a file system).")
+    inband: bool = Field(True, description="The in-band management network (Ethernet).")
+    oob: bool = Field(True, description="The out-of-band management network (1 GbE to every BMC and switch).")
+
+
 class _Owned(_Strict):
     """Hardware the buyer already has: used before buying more, its purchase price sunk."""
 
@@ -344,6 +353,9 @@ class _Spec(_Strict):
     facility: _Facility = Field(_Facility(), description="Electricity, PUE, racks, data-centre space and how "
                                 "hardware is kept, over the catalog's.")
     storage: _Storage = Field(_Storage(), description="The on-prem parallel file system.")
+    networks: _Networks = Field(_Networks(), description="The on-prem design's storage, in-band and "
+                                "out-of-band networks, each on unless turned off.",
+                                examples=[{"storage": True, "inband": True, "oob": False}])
     licences: list[Name] = Field(default_factory=list, max_length=20, description="Licence catalog entries "
                                  "charged per GPU-year.", examples=[["nvidia-ai-enterprise"]])
     inventory: list[_Owned] = Field(default_factory=list, max_length=100, description="Hardware already owned "

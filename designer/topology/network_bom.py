@@ -10,7 +10,6 @@ from __future__ import annotations
 __all__ = ["NetworkItem", "network_items", "network_bom"]
 
 from dataclasses import dataclass
-from typing import Callable
 
 from designer.catalog.types import Cable, Switch, Transceiver
 from designer.design.bom import BomLine, sort_lines
@@ -27,7 +26,11 @@ class NetworkItem:
     category: str  # switch | transceiver | cable
     part: Part
     what: str  # what the item is for, in the BOM line's description
-    count: Callable[[NetworkSize], int]
+    fields: tuple[str, ...]  # the NetworkSize counts whose sum is its quantity
+
+    def count(self, size: NetworkSize) -> int:
+        """How many of the part ``size`` needs."""
+        return sum(getattr(size, f) for f in self.fields)
 
 
 def network_items(parts: NetworkParts) -> tuple[NetworkItem, ...]:
@@ -37,28 +40,28 @@ def network_items(parts: NetworkParts) -> tuple[NetworkItem, ...]:
     p = parts
     items: list[NetworkItem] = []
 
-    def add(role: str, category: str, part: Part | None, what: str, count: Callable[[NetworkSize], int]) -> None:
+    def add(role: str, category: str, part: Part | None, what: str, *fields: str) -> None:
         if part is not None:
-            items.append(NetworkItem(role, category, part, what, count))
+            items.append(NetworkItem(role, category, part, what, fields))
 
     if p.storage_switch is not None:
-        add(ROLE_STORAGE, "switch", p.storage_switch, "storage fabric", lambda s: s.switches)
-        add(ROLE_STORAGE, "transceiver", p.storage_switch_optic, "storage switch cages", lambda s: s.switch_optics)
-        add(ROLE_STORAGE, "transceiver", p.storage_node_optic, "storage server ports", lambda s: s.node_links)
-        add(ROLE_STORAGE, "cable", p.storage_node_fiber, "storage server links", lambda s: s.node_links)
-        add(ROLE_STORAGE, "transceiver", p.storage_appliance_optic, "file-system ports", lambda s: s.device_links)
-        add(ROLE_STORAGE, "cable", p.storage_appliance_fiber, "file-system links", lambda s: s.device_links)
-        add(ROLE_STORAGE, "cable", p.storage_uplink_fiber, "storage leaf-spine links", lambda s: s.uplinks)
+        add(ROLE_STORAGE, "switch", p.storage_switch, "storage fabric", "leaves", "spines")
+        add(ROLE_STORAGE, "transceiver", p.storage_switch_optic, "storage switch cages", "switch_optics")
+        add(ROLE_STORAGE, "transceiver", p.storage_node_optic, "storage server ports", "node_links")
+        add(ROLE_STORAGE, "cable", p.storage_node_fiber, "storage server links", "node_links")
+        add(ROLE_STORAGE, "transceiver", p.storage_appliance_optic, "file-system ports", "device_links")
+        add(ROLE_STORAGE, "cable", p.storage_appliance_fiber, "file-system links", "device_links")
+        add(ROLE_STORAGE, "cable", p.storage_uplink_fiber, "storage leaf-spine links", "uplinks")
     if p.inband_switch is not None:
-        add(ROLE_INBAND, "switch", p.inband_switch, "in-band management", lambda s: s.switches)
-        add(ROLE_INBAND, "cable", p.inband_link, "in-band server links", lambda s: s.node_links)
-        add(ROLE_INBAND, "cable", p.inband_link, "in-band leaf-spine links", lambda s: s.uplinks)
-        add(ROLE_INBAND, "cable", p.inband_isl, "in-band leaf peer links", lambda s: s.isl)
+        add(ROLE_INBAND, "switch", p.inband_switch, "in-band management", "leaves", "spines")
+        add(ROLE_INBAND, "cable", p.inband_link, "in-band server links", "node_links")
+        add(ROLE_INBAND, "cable", p.inband_link, "in-band leaf-spine links", "uplinks")
+        add(ROLE_INBAND, "cable", p.inband_isl, "in-band leaf peer links", "isl")
     if p.oob_switch is not None:
-        add(ROLE_OOB, "switch", p.oob_switch, "out-of-band management", lambda s: s.switches)
+        add(ROLE_OOB, "switch", p.oob_switch, "out-of-band management", "leaves", "spines")
         add(ROLE_OOB, "cable", p.oob_patch, "BMC and switch management ports",
-            lambda s: s.node_links + s.device_links)
-        add(ROLE_OOB, "cable", p.oob_uplink, "out-of-band uplinks to in-band", lambda s: s.uplinks)
+            "node_links", "device_links")
+        add(ROLE_OOB, "cable", p.oob_uplink, "out-of-band uplinks to in-band", "uplinks")
     return tuple(items)
 
 

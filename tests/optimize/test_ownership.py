@@ -72,9 +72,14 @@ def test_every_line_of_a_pinned_dgx_cluster(tmp_path):
     bought = {k: v for k, v in c.capex_by_category.items() if k not in ("installation", "spares")}
     equipment = sum(bought.values())
     assert c.capex_by_category["installation"] == pytest.approx(0.05 * equipment, abs=0.01)
-    # Support: NVIDIA's 10%/yr on the DGX (GPUs and NICs in it) and the switches, DDN's on storage.
+    # Support: NVIDIA's 10%/yr on the DGX (GPUs and NICs in it) and the switches of every network,
+    # DDN's on the storage appliances; optics and cables carry none.
     nvidia = sum(bought[k] for k in ("server", "gpu", "nic", "switch"))
-    assert c.opex_by_category["support"] == pytest.approx(0.10 * years * (nvidia + bought["storage"]), rel=1e-9)
+    network_switches = sum(l.total_usd for l in d.bom if l.category == "switch" and l.role in ("storage", "inband", "oob"))
+    appliances = sum(l.total_usd for l in d.bom if l.category == "storage")
+    assert network_switches > 0
+    assert c.opex_by_category["support"] == pytest.approx(0.10 * years * (nvidia + network_switches + appliances),
+                                                          rel=1e-9)
     # Residual: 40% (3 of 5 years) of the bought hardware, racks excluded.
     hardware = equipment - bought["rack"]
     assert c.residual_usd == pytest.approx(0.4 * hardware, rel=1e-9)
@@ -166,14 +171,14 @@ def test_owned_dgx_h100_tco_per_gpu_hour_is_in_the_published_range(tmp_path):
     assert w.time_to_train_days / d.horizon_days > 0.9
     per_hour = {l.name: (-l.amount_usd if l.kind == "residual" else l.amount_usd) / gpu_hours for l in d.cost.lines}
     assert set(per_hour) == {"server", "gpu", "nic", "switch", "transceiver", "cable", "rack", "storage",
-                             "installation", "spares", "power", "facility", "support", "residual"}
+                             "management", "installation", "spares", "power", "facility", "support", "residual"}
     total = d.cost.total_usd / gpu_hours
     assert total == pytest.approx(sum(per_hour.values()), rel=1e-9)
     assert 1.55 <= total <= 2.39
     # Without the support contract it sits with the capex-and-facility-only benchmark.
     assert 1.24 <= total - per_hour["support"] <= 1.84
     # Support at 10%/yr is the largest running line, as the published stack finds ($0.55 there).
-    assert per_hour["support"] == pytest.approx(0.10 * (d.cost.capex_by_category["server"] + d.cost.capex_by_category["gpu"]
-                                                       + d.cost.capex_by_category["nic"] + d.cost.capex_by_category["switch"]
-                                                       + d.cost.capex_by_category["storage"]) / (256 * 365 * 24), rel=1e-3)
+    # (the storage and management networks' switches are supported, their optics and cables not)
+    supported = sum(l.total_usd for l in d.bom if l.category in ("server", "gpu", "nic", "switch", "storage"))
+    assert per_hour["support"] == pytest.approx(0.10 * supported / (256 * 365 * 24), rel=1e-3)
     assert per_hour["support"] == max(v for k, v in per_hour.items() if k in ("power", "facility", "support"))

@@ -2,8 +2,9 @@
 materials and floor layout) meets the spec's limits, and the constraint table reports those
 figures, not the program's approximations.
 
-The pre-training example is used because its fat tree lays out in a few more racks than the
-program's pooled rack count (94 against 90), so its exact total is $27,000 above the program's.
+The SuperPOD example is used where the program must undercount: its 128 DGX lay out in 4 more
+racks than the program's pooled rack count (48 against 44), so its exact total is $47,250 above
+the program's. (The pre-training example's program and design now agree to the cent.)
 """
 
 from __future__ import annotations
@@ -44,12 +45,13 @@ def test_the_constraint_table_reports_the_designs_own_figures(free):
     assert status["constraints.max_power"].value == pytest.approx(free.system.power_kw * 1e3, rel=1e-9)
 
 
-def test_a_budget_the_program_meets_but_the_laid_out_design_does_not_is_infeasible(tmp_path, free):
-    exact = free.cost.total_usd
-    program = exact - 27_000.0  # the program counts 4 racks fewer (see the module docstring)
-    between = f"budget: {{capex: $400M, total: \"${(program + exact) / 2:,.2f}\"}}"
+def test_a_budget_the_program_meets_but_the_laid_out_design_does_not_is_infeasible(tmp_path):
+    superpod = (ROOT / "examples" / "superpod-h100.yaml").read_text()
+    exact = _plan(tmp_path, superpod).cost.total_usd
+    program = exact - 4 * 11_250.0 * 1.05  # 4 racks fewer with their installation (module docstring)
+    between = f"budget: {{total: \"${(program + exact) / 2:,.2f}\"}}\n"
     with pytest.raises(InfeasibleError) as info:
-        _plan(tmp_path, EXAMPLE.replace(BUDGET, between))
+        _plan(tmp_path, superpod.replace("horizon: 3 years\n", "horizon: 3 years\n" + between))
     (suggestion,) = info.value.relaxations
     assert suggestion.endswith(f"to ${exact + 0.01:,.2f}"), suggestion
     assert "once" in info.value.reasons[0] and "laid out" in info.value.reasons[0]

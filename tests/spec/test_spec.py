@@ -262,7 +262,7 @@ def test_schema_lists_the_top_level_keys():
     json.dumps(schema)
     assert set(schema["properties"]) == {"version", "name", "objective", "horizon", "budget", "workloads",
                                          "constraints", "facility", "catalogs", "system", "software", "storage",
-                                         "licences", "inventory", "price_book", "prefer"}
+                                         "licences", "inventory", "price_book", "prefer", "networks"}
     assert set(schema["required"]) == {"version", "name", "workloads"}
     assert schema["additionalProperties"] is False
 

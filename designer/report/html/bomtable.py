@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from designer.catalog.types import Catalog
-from designer.design import bom
+from designer.design import bom, sections
 from designer.design.model import Design
 from designer.report import fmt as f
 from designer.report.html.view import Cell, Header, Row, Table, extra_fields, num
@@ -81,7 +81,8 @@ def bom_table(design: Design, catalog: Catalog | None) -> Table:
 
     Columns: category, role, SKU, description, quantity, unit price, total, share of the BOM
     total, power, marks, price date, source, and ``details`` for fields the table has no column
-    for. The footer holds the BOM total; the page's script recomputes it over the rows shown.
+    for. The filter selects on a line's section (its category, or its network:
+    :func:`designer.design.sections.section_of`). The footer holds the BOM total; the page's script recomputes it over the rows shown.
     """
     lines = bom.sort_lines(design.bom)
     totals = bom.bom_totals(lines)
@@ -116,7 +117,8 @@ def bom_table(design: Design, catalog: Catalog | None) -> Table:
             Cell(m.as_of or "-", m.as_of, "date"), Cell(line.source, cls="src", clamp=True),
             Cell(details or "-", cls="src", clamp=True))[: len(headers)]
         cls = " ".join(x for x in ("estimate" if m.estimate else "", "unpriced" if m.unpriced else "") if x)
-        rows.append(Row(cells, key=f"bom|{line.category}|{line.role}|{line.sku}", cls=cls, category=line.category))
+        rows.append(Row(cells, key=f"bom|{line.category}|{line.role}|{line.sku}", cls=cls,
+                        category=sections.section_label(sections.section_of(line))))
     foot = (Cell("total"), Cell(""), Cell(f"{len(lines)} lines", cls="count"), Cell(""), Cell(""),
             Cell(f.usd(totals.total_usd), num(totals.total_usd), "n total"), Cell("100.0%", cls="n"),
             Cell(f"{f.num(totals.power_w / 1e3)} kW", cls="n"), Cell(""), Cell(""), Cell(""), Cell(""))[: len(headers)]

@@ -12,6 +12,7 @@ __all__ = ["DiffPage", "build_diff_page", "change_keys"]
 from dataclasses import dataclass
 from typing import Any
 
+from designer.design import bom, sections
 from designer.design.diff import ChangeKind, DesignDiff, MoneyChange, WorkloadChange
 from designer.report import fmt as f
 from designer.report.html.charts import PALETTE, Bar, Segment, stacked_bars
@@ -116,7 +117,8 @@ def _bom(diff: DesignDiff) -> tuple[Table, str]:
             Cell(f"{f.qty(c.old_quantity)} → {f.qty(c.new_quantity)}", num(c.quantity_delta), "n"),
             Cell(price, num(b if b is not None else (a or 0.0)), "n"),
             Cell(f.usd_delta(c.delta_usd), num(c.delta_usd), _delta_cls(c.delta_usd) + " total")),
-            key=f"bom|{c.category}|{c.role}|{c.sku}", category=c.category))
+            key=f"bom|{c.category}|{c.role}|{c.sku}",
+            category=sections.section_label(sections.section_of(category=c.category, role=c.role))))
     counts = {k: sum(c.kind is k for c in diff.bom) for k in ChangeKind}
     title = (f"Bill of materials: {counts[ChangeKind.ADDED]} added, {counts[ChangeKind.REMOVED]} removed, "
              f"{counts[ChangeKind.CHANGED]} changed; {f.usd_delta(diff.bom_delta_usd)}")
@@ -149,7 +151,8 @@ def build_diff_page(diff: DesignDiff) -> DiffPage:
         title=title, headline=_headline(diff), is_empty=diff.is_empty, cost_chart=chart, cost=cost,
         system=_fields_table("system-changes", "system", diff.system) if diff.system else None,
         workloads=workloads, workload_fields=details, bom=bom_table, bom_title=bom_title,
-        bom_categories=tuple(dict.fromkeys(c.category for c in diff.bom)),
+        bom_categories=tuple(sections.section_label(s) for s in sections.sections_in_order(
+            sections.section_of(category=c.category, role=c.role) for c in diff.bom)),
         inputs=_fields_table("input-changes", "input", diff.inputs) if diff.inputs else None,
     )
 

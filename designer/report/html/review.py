@@ -13,7 +13,7 @@ __all__ = ["ReviewPage", "build_review"]
 from dataclasses import dataclass
 
 from designer.catalog.types import Catalog
-from designer.design import bom
+from designer.design import bom, sections
 from designer.design.model import Design
 from designer.errors import DesignerError
 from designer.report import fmt as f
@@ -279,7 +279,8 @@ def build_review(design: Design, catalog: Catalog | None = None, band: ErrorBand
         workloads=workloads.workload_table(design, band), step_chart=workloads.step_chart(design),
         schedule=sched, schedule_note=sched_note, workload_extra=workloads.workload_extras(design),
         fabric=fabric, fabric_note=fabric_note, bom=bomtable.bom_table(design, catalog),
-        bom_categories=tuple(dict.fromkeys(l.category for l in bom.sort_lines(design.bom))), bom_note=bom_note,
+        bom_categories=tuple(sections.section_label(s) for s in sections.sections_in_order(sections.section_of(l) for l in design.bom)),
+        bom_note=bom_note,
         alternatives=_alternatives(design), constraints=_constraints(design),
         assumptions=(("Facility", _facility(design)), ("Prices", _prices(design, catalog)),
                      ("Software stack", _software(design)),
