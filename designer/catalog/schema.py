@@ -372,7 +372,8 @@ KINDS: dict[str, _Kind] = {
         _Field("capacity", "capacity_bytes", positive(units.parse_data_size)),
         _Field("power", "power_w", positive(_POWER)), _Field("rack_units", "rack_units", integer(1)),
         _Field("price", "price_usd", optional(_MONEY)), _VENDOR,
-        _Field("ports", "ports", integer(0), 0), _Field("port_rate", "port_rate_Bps", _BW, 0.0))),
+        _Field("ports", "ports", integer(0), 0), _Field("port_rate", "port_rate_Bps", _BW, 0.0),
+        *_PORT_FIELDS)),
     "price_book": _Kind(PriceBook, "price_books", (
         _DESC, _Field("currency", "currency", _currency, "USD"),
         _Field("exchange_rate", "exchange_rate", _exchange_rate, 1.0),

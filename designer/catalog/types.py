@@ -380,6 +380,10 @@ class Storage:
     vendor: str = ""
     ports: int = 0  # network ports of one block on the storage fabric (0: not stated)
     port_rate_Bps: float = 0.0  # per port
+    # One port's cage, lanes and their fastest rate (None / 0: the common form of port_rate).
+    cage: Connector | None = None
+    lanes: int = 0
+    lane_Bps: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,12 +11,13 @@ design's (tests/optimize/test_networks_program.py checks the cost of one against
 Numbering follows the formulation's (16) storage fabric, (17) in-band, (18) out-of-band:
 
 (16) ``s1 + t = y``; ``Pn + Pa <= k + M t``; ``Ln >= Pn / floor(4k/7) - 2 (1 - t)``;
-     ``Ls >= Pa / (k/2) - 2 (1 - t)``; ``U >= 3 Pn / 4 + Pa - 7k/4 (1 - t)``; ``S >= U / k``;
-     optics ``>= (Pn + Pa + 2U) / per_cage``. ``Pn = ports x n``, ``Pa = block ports x A``.
+     ``Ls >= Pa / (k/2) - 2 (1 - t)``; ``U >= 3 Pn / 4 + Pa - 7k/4 (1 - t)``; ``S >= U / k``.
+     ``Pn = ports x n``, ``Pa = block ports x A``.
 (17) ``P = ports x n + 2 O``; ``P <= 2 (k - 2) + M b``; pairs ``>= y``, ``>= 2b``,
      ``>= P / (2 (k - 6)) - (k - 2) / (k - 6) (1 - b)``; spine pairs ``>= 4 pairs / k - 4/k (1 - b)``;
      uplinks ``>= 8 pairs - 8 (1 - b)``.
 (18) ``O >= BMC n / 16``, ``O >= (BMC n + compute, storage and in-band switches) / k``.
+(19) a part serving ``per`` links of a kind (a splitter cable, a twin-port optic): ``per v >= links``.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class PricedItem:
     role: str
     category: str
     fields: tuple[str, ...]
+    per: int  # links one part serves (its quantity is ceil(links / per))
     usd: float
     w: float
     spares: float
@@ -71,7 +73,7 @@ def network_plan(server: Server, catalog: Catalog, facility: Facility, storage: 
         return None
     parts = nw.network_parts(server, catalog, storage, networks)
     items = tuple(
-        PricedItem(i.role, i.category, i.fields, i.part.price_usd or 0.0, i.part.power_w,
+        PricedItem(i.role, i.category, i.fields, i.per, i.part.price_usd or 0.0, i.part.power_w,
                    facility.spares.get(i.category, 0.0),
                    support_of(getattr(i.part, "vendor", "")) if i.category == "switch" else None)
         for i in network_bom.network_items(parts))
@@ -80,17 +82,23 @@ def network_plan(server: Server, catalog: Catalog, facility: Facility, storage: 
 
 def sized_counts(sizes: tuple[nw.NetworkSize, ...]) -> dict[tuple[str, str], int]:
     """The counts of sized networks, keyed as :func:`network_terms` reads them."""
-    fields = ("leaves", "spines", "node_links", "device_links", "uplinks", "isl", "switch_optics")
+    fields = ("leaves", "spines", "node_links", "device_links", "uplinks", "isl")
     return {(s.role, f): getattr(s, f) for s in sizes for f in fields}
 
 
 def network_terms(plan: NetworkPlan, e: Economics, counts: Counts) -> tuple[Any, Any, Any, Any]:
     """(capex, support over the horizon, rated watts, hardware bought) of the networks at ``counts``,
     numbers or PuLP expressions alike: every item at its price x (1 + installation + its category's
-    spares), switches supported at their vendor's rate (:mod:`designer.optimize.ownership`)."""
+    spares), switches supported at their vendor's rate (:mod:`designer.optimize.ownership`). An item
+    serving ``per`` > 1 links takes ``ceil(links / per)`` parts: the count's ``("part", i)`` entry
+    where the program holds one (:func:`add_network_counts`), else the ceiling of the numbers."""
     capex = support = rated = hardware = 0.0
-    for item in plan.items:
+    for i, item in enumerate(plan.items):
         qty = sum((counts.get((item.role, f), 0) for f in item.fields), 0)
+        if ("part", i) in counts:
+            qty = counts[("part", i)]
+        elif item.per > 1 and isinstance(qty, (int, float)):
+            qty = math.ceil(qty / item.per - 1e-9)
         if isinstance(qty, (int, float)) and qty == 0:
             continue
         capex = capex + qty * (item.usd * ownership.capex_per_usd(e, item.spares))
@@ -119,12 +127,11 @@ def add_network_counts(m: Any, tag: str, plan: NetworkPlan, *, y: Any, nodes: An
 
     storage_switches: Any = 0.0
     if p.storage_switch is not None:
-        k, per_cage = p.storage_k, p.storage_per_cage
+        k = p.storage_k
         pn = p.storage_ports * nodes
         pa = p.appliance_ports * storage_units
         one, two = var("st_single", "Binary"), var("st_two_tier", "Binary")
-        ln, ls, up, sp, opt = var("st_server_leaves"), var("st_storage_leaves"), var("st_uplinks"), \
-            var("st_spines"), var("st_optics")
+        ln, ls, up, sp = var("st_server_leaves"), var("st_storage_leaves"), var("st_uplinks"), var("st_spines")
         big = max(top[nw.ROLE_STORAGE].node_links + top[nw.ROLE_STORAGE].device_links - k, 0)
         m += one + two == y, f"st_regime__{tag}"  # (16)
         m += pn + pa <= k + big * two, f"st_single_fits__{tag}"
@@ -132,13 +139,12 @@ def add_network_counts(m: Any, tag: str, plan: NetworkPlan, *, y: Any, nodes: An
         m += ls >= pa * (1.0 / (k // 2)) - (k / (k // 2)) * (1 - two), f"st_storage_leaves__{tag}"
         m += up >= pn * 0.75 + pa - 1.75 * k * (1 - two), f"st_uplinks__{tag}"
         m += k * sp >= up, f"st_spines__{tag}"
-        m += per_cage * opt >= pn + pa + 2 * up, f"st_optics__{tag}"
         storage_switches = one + ln + ls + sp
         counts.update({("storage", "leaves"): one + ln + ls, ("storage", "spines"): sp,
                        ("storage", "node_links"): pn, ("storage", "device_links"): pa,
-                       ("storage", "uplinks"): up, ("storage", "switch_optics"): opt})
+                       ("storage", "uplinks"): up})
     oob = var("oob_switches") if p.oob_switch is not None else None
-    oob_up = nw.OOB_UPLINKS * oob if (oob is not None and p.inband_switch is not None) else 0.0
+    oob_up = nw.OOB_UPLINKS * oob if (oob is not None and p.oob_uplink is not None) else 0.0
     inband_switches: Any = 0.0
     if p.inband_switch is not None:
         k = p.inband_k
@@ -165,6 +171,13 @@ def add_network_counts(m: Any, tag: str, plan: NetworkPlan, *, y: Any, nodes: An
         m += p.oob_k * oob >= bmc + managed, f"oob_ports__{tag}"
         counts.update({("oob", "leaves"): oob, ("oob", "node_links"): bmc, ("oob", "device_links"): managed,
                        ("oob", "uplinks"): oob_up})
+    # (19) parts serving several links (splitter cables, twin-port optics): whole parts
+    for i, item in enumerate(plan.items):
+        links = sum((counts.get((item.role, f), 0) for f in item.fields), 0)
+        if item.per > 1 and not isinstance(links, (int, float)):
+            whole = var(f"parts_{i}")
+            m += item.per * whole >= links, f"whole_parts_{i}__{tag}"
+            counts[("part", i)] = whole
     return counts
 
 

@@ -35,9 +35,12 @@ __all__ = ["ROLE_STORAGE", "ROLE_INBAND", "ROLE_OOB", "NETWORK_ROLES", "Networks
 import math
 from dataclasses import dataclass
 
-from designer.catalog.types import Cable, Catalog, MediaKind, Protocol, Server, Storage, Switch, Transceiver
+from designer.catalog.media import GBPS, gbps_name
+from designer.catalog.ports import default_cage
+from designer.catalog.types import Catalog, Connector, Nic, Protocol, Server, Storage, Switch
 from designer.errors import CatalogError
-from designer.topology.materials import pick_cable, pick_transceiver
+from designer.topology.links import LinkParts, build_link
+from designer.topology.ports import Port, nic_port, switch_port
 
 ROLE_STORAGE, ROLE_INBAND, ROLE_OOB = "storage", "inband", "oob"
 NETWORK_ROLES = (ROLE_STORAGE, ROLE_INBAND, ROLE_OOB)
@@ -48,6 +51,7 @@ BMC_PER_OOB_SWITCH = 16
 # RA-11333 Table 8: 16 x 100G uplinks for 8 out-of-band switches.
 OOB_UPLINKS = 2
 OOB_UPLINK_BPS = 100e9 / 8  # the SN2201's QSFP28 uplink ports
+OOB_PORT_BPS = 1e9 / 8  # 1000BASE-T at every BMC and switch management port
 # RA-11333 Table 8: 6 leaf peer links (3 pairs) and 24 leaf-core links (6 leaves).
 INBAND_ISL_PER_PAIR = 2
 INBAND_UPLINKS_PER_LEAF = 4
@@ -81,10 +85,13 @@ class Networks:
 
 @dataclass(frozen=True, slots=True)
 class NetworkParts:
-    """The ports one server and one storage unit bring, and the parts each network is built of.
+    """The ports one server and one storage unit bring, and the links each network is built of.
 
-    A network whose switch is None is not built. Rates are per port, bytes/s. ``*_k`` is the
-    switch's logical ports at the rate its links run, ``*_per_cage`` those ports per cage.
+    A network whose switch is None is not built. Rates are per port, bytes/s; ``*_k`` is the
+    switch's logical ports at the rate its server links run. Every link is
+    :func:`~designer.topology.links.build_link`'s: both ends' cages filled by parts that fit them.
+    ``oob_uplink`` is None where the in-band switch takes no out-of-band uplink
+    (``oob_uplink_problem`` says why).
     """
 
     storage_ports: int = 0
@@ -96,30 +103,27 @@ class NetworkParts:
     bmc_ports: int = 0
     storage_switch: Switch | None = None
     storage_k: int = 0
-    storage_per_cage: int = 1
-    storage_port_Bps: float = 0.0  # the rate its switch ports and uplinks run at
-    storage_node_optic: Transceiver | None = None
-    storage_node_fiber: Cable | None = None
-    storage_appliance_optic: Transceiver | None = None
-    storage_appliance_fiber: Cable | None = None
-    storage_switch_optic: Transceiver | None = None
-    storage_uplink_fiber: Cable | None = None
+    storage_node_link: LinkParts | None = None
+    storage_appliance_link: LinkParts | None = None
+    storage_uplink: LinkParts | None = None
     inband_switch: Switch | None = None
     inband_k: int = 0
-    inband_link: Cable | None = None  # server links and leaf-spine links
-    inband_isl: Cable | None = None
+    inband_node_link: LinkParts | None = None
+    inband_uplink: LinkParts | None = None  # leaf-spine
+    inband_isl: LinkParts | None = None  # leaf peer links
     oob_switch: Switch | None = None
     oob_k: int = 0
-    oob_patch: Cable | None = None
-    oob_uplink: Cable | None = None
+    oob_port_link: LinkParts | None = None  # BMCs and switch management ports
+    oob_uplink: LinkParts | None = None
+    oob_uplink_problem: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class NetworkSize:
     """Switch and link counts of one network.
 
-    ``device_links``: storage, the file system's ports; oob, the switches' management ports.
-    ``switch_optics``: storage, transceivers in the switches' cages. ``isl``: in-band peer links.
+    ``device_links``: storage, the file system's ports; in-band, the out-of-band uplinks it
+    takes; oob, the switches' management ports. ``isl``: in-band peer links.
     """
 
     role: str
@@ -129,7 +133,6 @@ class NetworkSize:
     device_links: int = 0
     uplinks: int = 0
     isl: int = 0
-    switch_optics: int = 0
 
     @property
     def switches(self) -> int:
@@ -147,16 +150,16 @@ def storage_leaf_down(k: int) -> int:
     return (4 * k) // 7
 
 
-def storage_size(node_ports: int, appliance_ports: int, k: int, per_cage: int) -> NetworkSize:
+def storage_size(node_ports: int, appliance_ports: int, k: int) -> NetworkSize:
     """The storage fabric for ``node_ports`` server and ``appliance_ports`` file-system ports on
     ``k``-port switches.
 
     Model: one switch when all ports fit on it; else server leaves ``ceil(Pn / floor(4k/7))`` with
     ``ceil(3 Pn / 4)`` uplinks, storage leaves ``ceil(Pa / (k/2))`` with ``Pa`` uplinks (1:1) and
-    spines ``ceil(uplinks / k)``. Switch optics fill ``ceil(switch port ends / per_cage)`` cages.
+    spines ``ceil(uplinks / k)``.
 
     Examples:
-        >>> s = storage_size(254, 96, 64, 2)   # RA-11333 4 SU: 127 DGX H100, 12 appliances
+        >>> s = storage_size(254, 96, 64)   # RA-11333 4 SU: 127 DGX H100, 12 appliances
         >>> (s.leaves, s.spines, s.switches)
         (11, 5, 16)
     """
@@ -164,13 +167,12 @@ def storage_size(node_ports: int, appliance_ports: int, k: int, per_cage: int) -
     if total == 0:
         return NetworkSize(ROLE_STORAGE)
     if total <= k:
-        return NetworkSize(ROLE_STORAGE, 1, 0, node_ports, appliance_ports, 0, 0, math.ceil(total / per_cage))
+        return NetworkSize(ROLE_STORAGE, 1, 0, node_ports, appliance_ports)
     node_up = math.ceil(3 * node_ports / 4)
     leaves = math.ceil(node_ports / storage_leaf_down(k)) + math.ceil(appliance_ports / (k // 2))
     uplinks = node_up + appliance_ports
     spines = math.ceil(uplinks / k)
-    return NetworkSize(ROLE_STORAGE, leaves, spines, node_ports, appliance_ports, uplinks, 0,
-                       math.ceil((total + 2 * uplinks) / per_cage))
+    return NetworkSize(ROLE_STORAGE, leaves, spines, node_ports, appliance_ports, uplinks)
 
 
 def inband_size(node_ports: int, other_ports: int, k: int) -> NetworkSize:
@@ -225,7 +227,7 @@ def size_networks(parts: NetworkParts, nodes: int, storage_units: int, compute_s
     storage = NetworkSize(ROLE_STORAGE)
     if parts.storage_switch is not None:
         storage = storage_size(parts.storage_ports * nodes, parts.appliance_ports * storage_units,
-                               parts.storage_k, parts.storage_per_cage)
+                               parts.storage_k)
         out.append(storage)
     inband = NetworkSize(ROLE_INBAND)
     oob = NetworkSize(ROLE_OOB)
@@ -236,7 +238,7 @@ def size_networks(parts: NetworkParts, nodes: int, storage_units: int, compute_s
         if parts.oob_switch is None:
             break
         nxt = oob_size(parts.bmc_ports * nodes, compute_switches + storage.switches + inband.switches,
-                       parts.oob_k, has_inband)
+                       parts.oob_k, parts.oob_uplink is not None)
         if nxt == oob:
             break
         oob = nxt
@@ -247,41 +249,32 @@ def size_networks(parts: NetworkParts, nodes: int, storage_units: int, compute_s
     return tuple(out)
 
 
-def _pick_switch(catalog: Catalog, role: str, protocol: Protocol, rate_Bps: float) -> Switch:
-    fits = {s.name: s for s in catalog.switches.values()
-            if s.protocol is protocol and (s.ports_at(rate_Bps) or s.port_rate_Bps >= rate_Bps - _TOL)}
-    for name in _RA_SWITCHES[role]:
-        if name in fits:
-            return fits[name]
-    if not fits:
-        raise CatalogError(f"no {protocol.value} switch in the catalog has ports for the {role} network "
-                           f"({rate_Bps * 8 / 1e9:g} Gb/s); add one to a catalog file or turn the network off "
-                           f"(networks.{role}: false)")
-    return min(fits.values(), key=lambda s: ((s.price_usd if s.price_usd is not None else math.inf) / s.ports, s.name))
+def _switches(catalog: Catalog, role: str, protocol: Protocol, rates: tuple[float, ...]) -> list[Switch]:
+    """The switches of ``protocol`` that run one of ``rates``: the RA's for ``role`` first, then the
+    cheapest per port (unpriced last), then by name."""
+    fits = [s for s in catalog.switches.values() if s.protocol is protocol and any(s.ports_at(r) for r in rates)]
+    ra = [catalog.switches[n] for n in _RA_SWITCHES[role] if n in catalog.switches and catalog.switches[n] in fits]
+    rest = sorted((s for s in fits if s not in ra),
+                  key=lambda s: ((s.price_usd if s.price_usd is not None else math.inf) / s.ports, s.name))
+    return ra + rest
 
 
-def _ports_at(switch: Switch, rate_Bps: float) -> tuple[int, float]:
-    """(logical ports, their rate): at ``rate_Bps`` where the switch runs it natively or broken
-    out, else its native ports (a link at a lower rate on a faster port)."""
-    n = switch.ports_at(rate_Bps)
-    return (n, rate_Bps) if n else (switch.ports, switch.port_rate_Bps)
+def _pick(catalog: Catalog, role: str, protocol: Protocol, rates: tuple[float, ...], build) -> tuple[Switch, tuple]:
+    """The first of :func:`_switches` for which ``build(switch)`` builds its links, with them.
 
-
-def _cable(catalog: Catalog, media: tuple[MediaKind, ...], rate_Bps: float, reach_m: float, what: str) -> Cable:
-    for kind in media:
-        found = pick_cable(catalog, kind, rate_Bps, reach_m)
-        if found is not None:
-            return found
-    raise CatalogError(f"no {' or '.join(m.value.upper() for m in media)} cable in the catalog runs "
-                       f"{rate_Bps * 8 / 1e9:g} Gb/s over {reach_m:g} m ({what}); add one to a catalog file")
-
-
-def _fiber(catalog: Catalog, rate_Bps: float, what: str) -> Cable:
-    found = pick_cable(catalog, MediaKind.MULTIMODE, rate_Bps, _RUN_M, at_least=True)
-    if found is None:
-        raise CatalogError(f"no fiber cable in the catalog carries {rate_Bps * 8 / 1e9:g} Gb/s over {_RUN_M:g} m "
-                           f"({what}); add one to a catalog file")
-    return found
+    Raises:
+        CatalogError: none does; the first refusal and how to turn the network off.
+    """
+    problems = []
+    for switch in _switches(catalog, role, protocol, rates):
+        try:
+            return switch, build(switch)
+        except CatalogError as exc:
+            problems.append(exc.message)
+    why = problems[0] if problems else (f"no {protocol.value} switch in the catalog runs "
+                                        f"{' or '.join(gbps_name(r) for r in rates)} ports")
+    raise CatalogError(f"the {role} network cannot be built: {why}; add the part to a catalog file or turn the "
+                       f"network off (networks.{role}: false)")
 
 
 def _server_ports(server: Server, catalog: Catalog) -> tuple[int, float, int, float]:
@@ -297,54 +290,118 @@ def _server_ports(server: Server, catalog: Catalog) -> tuple[int, float, int, fl
     return storage, nic.rate_Bps, max(1, total - storage), inband_rate
 
 
+def _storage_port(storage: Storage, protocol: Protocol, rate_Bps: float) -> Port:
+    """One file-system port: the entry's cage, else the common form of its rate (QSFP56 at 200G)."""
+    cage, lanes, lane = storage.cage, storage.lanes, storage.lane_Bps
+    if cage is None or not lanes or not lane:
+        found = default_cage(storage.port_rate_Bps or rate_Bps)
+        if found is None:
+            raise CatalogError(f"storage {storage.name} gives no cage, lanes and lane_rate for its "
+                               f"{gbps_name(storage.port_rate_Bps)} ports; add them to its entry")
+        cage, lanes, lane = found
+    return Port(storage.name, cage, protocol, lanes, lane, 1, rate_Bps)
+
+
+def _rj45(device: str) -> Port:
+    """A 1000BASE-T management port (a BMC's, a switch's) as the link matcher sees it."""
+    return Port(device, Connector.RJ45, Protocol.ETHERNET, 1, OOB_PORT_BPS, 1, OOB_PORT_BPS)
+
+
+def _node_link(catalog: Catalog, nic: Nic | None, server: Server, switch: Switch, protocol: Protocol,
+               rates: tuple[float, ...], reach_m: float) -> tuple[LinkParts, float]:
+    """The link from a server port to ``switch`` at the fastest of ``rates`` both run and some
+    catalog part builds, with that rate; ``nic`` None: a 100 GbE QSFP28 port (assumed, as
+    :func:`_server_ports`). Raises the last refusal when none builds."""
+    problem = f"{switch.name} runs none of {', '.join(gbps_name(r) for r in rates)}"
+    for rate in sorted(set(rates), reverse=True):
+        if not switch.ports_at(rate) or switch.ports_at(rate) % switch.cages:
+            continue
+        if nic is None:
+            cage, lanes, lane = default_cage(rate) or (Connector.QSFP28, 4, 25 * GBPS)
+            end = Port(server.name, cage, protocol, lanes, lane, 1, rate)
+        else:
+            end = nic_port(nic, protocol, rate)
+        try:
+            return build_link(catalog, end, switch_port(switch, rate), reach_m), rate
+        except CatalogError as exc:
+            problem = exc.message
+    raise CatalogError(problem)
+
+
+def _appliance_link(catalog: Catalog, storage: Storage, switch: Switch, protocol: Protocol,
+                    node_rate: float) -> tuple[float, LinkParts]:
+    """(rate, link) of a file-system port on ``switch``: at its own rate where the switch runs it,
+    else at the server links' rate (a 200G port at 100G on a 100 GbE fabric)."""
+    problem = ""
+    for rate in dict.fromkeys(r for r in (storage.port_rate_Bps, node_rate) if r):
+        if not switch.ports_at(rate) or switch.ports_at(rate) % switch.cages:
+            problem = problem or f"{switch.name} runs no {gbps_name(rate)} port for {storage.name}"
+            continue
+        try:
+            return rate, build_link(catalog, _storage_port(storage, protocol, rate), switch_port(switch, rate), _RUN_M)
+        except CatalogError as exc:
+            problem = exc.message
+    raise CatalogError(problem)
+
+
 def network_parts(server: Server, catalog: Catalog, storage: Storage | None, networks: Networks) -> NetworkParts:
-    """The ports of ``server`` and of ``storage`` blocks and the parts of each network switched on.
+    """The ports of ``server`` and of ``storage`` blocks and the links of each network switched on,
+    every one built end to end by :func:`~designer.topology.links.build_link`.
 
     Storage: the RA's switch for the server's storage protocol (QM9700 InfiniBand, SN5600
-    Ethernet), else the cheapest per port that runs the link; InfiniBand links take one switch
-    port each at its native rate (RA-11333 Table 8: one NDR cable per DGX storage port), Ethernet
-    ports run broken out at the link rate. Optics at both ends and multimode fiber (Table 8);
-    twin-port optics in the switch cages. In-band: SN4600C (100 GbE) or SN5600; AOC for server and
-    leaf-spine links, DAC for peer links (Table 8). Out-of-band: SN2201, Cat6, 100G uplinks. The
-    storage fabric exists only with a file system to reach.
+    Ethernet), else the cheapest per port that runs the link; server links at the fastest rate the
+    adapter and the switch share (RA-11333 Table 8: NDR 400G cables and QSFP112 optics at the DGX
+    H100), the file system's at its port rate (Table 8: NDR 2x200G splitters), leaf-spine at the
+    server links' rate; runs of 30 m. In-band: SN4600C (100 GbE) or SN5600; server and leaf-spine
+    links over 30 m, peer links within the rack (Table 8: AOC and copper). Out-of-band: SN2201,
+    RJ45 at every BMC and switch, its 100G uplinks into the in-band leaves where they take them.
+    The storage fabric exists only with a file system to reach.
 
     Raises:
-        CatalogError: no catalog part fits a network that is on.
+        CatalogError: no catalog part builds a link of a network that is on.
     """
     sp, s_rate, ip, i_rate = _server_ports(server, catalog)
+    nic = catalog.nics.get(server.storage_nic) if server.storage_nic and server.storage_nics else None
     kw: dict = {"storage_ports": sp, "storage_rate_Bps": s_rate, "inband_ports": ip, "inband_rate_Bps": i_rate,
                 "bmc_ports": server.compute_trays + server.switch_trays}
     if networks.storage and storage is not None:
         proto = server.storage_protocol
-        sw = _pick_switch(catalog, ROLE_STORAGE, proto, s_rate)
-        if proto is Protocol.INFINIBAND:
-            k, port_rate = sw.ports, sw.port_rate_Bps
-        else:
-            k, port_rate = _ports_at(sw, s_rate)
-        per_cage = max(1, k // sw.cages)
-        node_rate = min(s_rate, port_rate)
-        a_rate = min(storage.port_rate_Bps or node_rate, port_rate)
-        kw.update(storage_switch=sw, storage_k=k, storage_per_cage=per_cage, storage_port_Bps=port_rate,
+        rates = tuple(r for r in nic.rates() if r <= s_rate) if nic is not None else (s_rate,)
+
+        def storage_links(sw: Switch) -> tuple:
+            node, rate = _node_link(catalog, nic, server, sw, proto, rates, _RUN_M)
+            a_rate, appliance = _appliance_link(catalog, storage, sw, proto, rate)
+            return node, rate, a_rate, appliance, build_link(catalog, switch_port(sw, rate), switch_port(sw, rate),
+                                                             _RUN_M)
+
+        sw, (node, rate, a_rate, appliance, uplink) = _pick(catalog, ROLE_STORAGE, proto, rates, storage_links)
+        kw.update(storage_switch=sw, storage_k=sw.ports_at(rate), storage_rate_Bps=rate,
                   appliance_ports=storage.ports, appliance_rate_Bps=a_rate,
-                  storage_node_optic=pick_transceiver(catalog, node_rate, 1, _RUN_M),
-                  storage_node_fiber=_fiber(catalog, node_rate, "storage server links"),
-                  storage_appliance_optic=pick_transceiver(catalog, a_rate, 1, _RUN_M),
-                  storage_appliance_fiber=_fiber(catalog, a_rate, "storage appliance links"),
-                  storage_switch_optic=pick_transceiver(catalog, port_rate, per_cage, _RUN_M),
-                  storage_uplink_fiber=_fiber(catalog, port_rate, "storage leaf-spine links"))
+                  storage_node_link=node, storage_appliance_link=appliance, storage_uplink=uplink)
+    inband_sw = None
     if networks.inband:
-        sw = _pick_switch(catalog, ROLE_INBAND, Protocol.ETHERNET, i_rate)
-        k, port_rate = _ports_at(sw, i_rate)
-        kw.update(inband_switch=sw, inband_k=k,
-                  inband_link=_cable(catalog, (MediaKind.AOC, MediaKind.DAC), port_rate, _RUN_M, "in-band links"),
-                  inband_isl=_cable(catalog, (MediaKind.DAC, MediaKind.AOC), port_rate, _IN_RACK_M,
-                                    "in-band peer links"))
+        rates = tuple(r for r in nic.rates() if r <= i_rate) if nic is not None else (i_rate,)
+
+        def inband_links(sw: Switch) -> tuple:
+            node, rate = _node_link(catalog, nic, server, sw, Protocol.ETHERNET, rates, _RUN_M)
+            port = switch_port(sw, rate)
+            return node, rate, build_link(catalog, port, port, _RUN_M), build_link(catalog, port, port, _IN_RACK_M)
+
+        inband_sw, (node, rate, uplink, isl) = _pick(catalog, ROLE_INBAND, Protocol.ETHERNET, rates, inband_links)
+        kw.update(inband_switch=inband_sw, inband_k=inband_sw.ports_at(rate), inband_rate_Bps=rate,
+                  inband_node_link=node, inband_uplink=uplink, inband_isl=isl)
     if networks.oob:
-        sw = _pick_switch(catalog, ROLE_OOB, Protocol.ETHERNET, 1e9 / 8)
-        k, port_rate = _ports_at(sw, 1e9 / 8)
-        kw.update(oob_switch=sw, oob_k=k,
-                  oob_patch=_cable(catalog, (MediaKind.CAT6, MediaKind.DAC), port_rate, _RUN_M, "out-of-band ports"))
-        if networks.inband:
-            kw["oob_uplink"] = _cable(catalog, (MediaKind.AOC, MediaKind.DAC), OOB_UPLINK_BPS, _RUN_M,
-                                      "out-of-band uplinks")
+        sw, oob_link = _pick(catalog, ROLE_OOB, Protocol.ETHERNET, (OOB_PORT_BPS,), lambda sw: build_link(
+            catalog, _rj45(server.name), switch_port(sw, OOB_PORT_BPS), _RUN_M))
+        kw.update(oob_switch=sw, oob_k=sw.ports_at(OOB_PORT_BPS), oob_port_link=oob_link)
+        if inband_sw is not None:
+            up = Port(sw.name, Connector.QSFP28, Protocol.ETHERNET, 4, 25 * GBPS, 1, OOB_UPLINK_BPS)
+            if not inband_sw.ports_at(OOB_UPLINK_BPS):
+                kw["oob_uplink_problem"] = (f"{inband_sw.name} has no {gbps_name(OOB_UPLINK_BPS)} port for the "
+                                            f"{sw.name} uplinks")
+            else:
+                try:
+                    kw["oob_uplink"] = build_link(catalog, up, switch_port(inband_sw, OOB_UPLINK_BPS), _RUN_M)
+                except CatalogError as exc:
+                    kw["oob_uplink_problem"] = exc.message
     return NetworkParts(**kw)

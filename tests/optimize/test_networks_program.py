@@ -65,8 +65,10 @@ def _program_lines(system: OnPremSystem, counts) -> dict[tuple[str, str, str], i
     out: dict[tuple[str, str, str], int] = {}
     if system.costs.networks is None:
         return out
-    for item in network_bom.network_items(system.costs.networks.parts):
-        qty = sum(counts.get((item.role, f), 0) for f in item.fields)
+    for i, item in enumerate(network_bom.network_items(system.costs.networks.parts)):
+        qty = counts.get(("part", i), sum(counts.get((item.role, f), 0) for f in item.fields))
+        if item.per > 1 and ("part", i) not in counts:
+            qty = math.ceil(qty / item.per)
         if qty:
             key = (item.category, item.part.name, item.role)
             out[key] = out.get(key, 0) + qty

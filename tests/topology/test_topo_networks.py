@@ -10,6 +10,7 @@ from designer.catalog.types import Protocol
 from designer.errors import CatalogError
 from designer.topology import network_bom as nb
 from designer.topology import networks as nw
+from designer.topology.ports import fits
 
 CATALOG = load.load_builtin()
 DDN = CATALOG.storage["ddn-ai400x2t"]
@@ -54,7 +55,14 @@ def test_ra_bom_lines_have_the_network_roles():
     assert cables[("inband", "dac-100g-qsfp28")] == 6
     assert cables[("oob", "cat6-1g-rj45")] == 199
     optics = {(l.role, l.sku): l.quantity for l in lines if l.category == "transceiver"}
-    assert optics[("storage", "qsfp56-200g-sr4")] == 254 + 96  # a module at each server and appliance port
+    # Table 8: 254 DGX QSFP112 optics and 48 NDR 2x200G splitters to the file system (96 ports);
+    # a QSFP112 optic at each server and appliance port, twin-port OSFP in the switch cages.
+    assert optics[("storage", "qsfp112-400g-sr4")] == 254 + 96
+    assert cables[("storage", "mpo-splitter-mm-2x200g")] == 48
+    # switch cages: 127 for the server links, 96 / 4 for the split file-system links, both ends of
+    # the 287 leaf-spine links (2 per cage)
+    assert optics[("storage", "osfp-800g-2xsr4")] == 127 + 24 + 2 * 144
+    assert cables[("storage", "mpo-fiber-400g")] == 254 + 287
     storage_switch = next(l for l in lines if l.role == "storage" and l.category == "switch")
     assert "11 leaves, 5 spines" in storage_switch.description
 
@@ -113,17 +121,15 @@ def test_a_catalog_without_an_oob_switch_is_refused_by_name():
     assert parts(catalog=cat, networks=nw.Networks(storage=False, inband=False, oob=False)).oob_switch is None
 
 
-@given(st.integers(0, 5000), st.integers(0, 400), st.sampled_from([(40, 1), (64, 2), (128, 2), (48, 1)]))
-def test_storage_fabric_holds_every_port(node_ports, appliance_ports, switch):
-    k, per_cage = switch
-    s = nw.storage_size(node_ports, appliance_ports, k, per_cage)
+@given(st.integers(0, 5000), st.integers(0, 400), st.sampled_from([40, 64, 128, 48]))
+def test_storage_fabric_holds_every_port(node_ports, appliance_ports, k):
+    s = nw.storage_size(node_ports, appliance_ports, k)
     total = node_ports + appliance_ports
     if total == 0:
         assert s.switches == 0
         return
     assert s.switches * k >= total + 2 * s.uplinks  # every port end has a switch port
     assert s.spines * k >= s.uplinks
-    assert s.switch_optics * per_cage >= total + 2 * s.uplinks
     if s.spines:
         # server leaves near 4:3 and storage leaves 1:1
         assert s.uplinks == math.ceil(3 * node_ports / 4) + appliance_ports
@@ -134,9 +140,9 @@ def test_storage_fabric_holds_every_port(node_ports, appliance_ports, switch):
 
 @given(st.integers(1, 3000), st.integers(0, 3000))
 def test_storage_fabric_grows_with_its_ports(a, b):
-    small = nw.storage_size(a, 8, 64, 2)
-    big = nw.storage_size(a + b, 8, 64, 2)
-    assert big.switches >= small.switches and big.switch_optics >= small.switch_optics
+    small = nw.storage_size(a, 8, 64)
+    big = nw.storage_size(a + b, 8, 64)
+    assert big.switches >= small.switches and big.uplinks >= small.uplinks
 
 
 @given(st.integers(0, 6000), st.integers(0, 200), st.sampled_from([64, 128, 48]))
@@ -163,8 +169,57 @@ def test_oob_manages_every_switch(nodes, compute_switches, with_inband, server):
     assert oob.switches * p.oob_k >= oob.node_links + oob.device_links
     assert oob.switches >= math.ceil(oob.node_links / nw.BMC_PER_OOB_SWITCH)
     # a fixed point: the in-band network was sized with the out-of-band uplinks it takes
-    if with_inband:
+    if with_inband and p.oob_uplink is not None:
         assert got["inband"].device_links == oob.uplinks == nw.OOB_UPLINKS * oob.switches
+    else:
+        assert oob.uplinks == 0
+    if with_inband:
         assert got["inband"] == nw.inband_size(p.inband_ports * nodes, oob.uplinks, p.inband_k)
     else:
         assert oob.uplinks == 0
+
+
+SERVERS = sorted(CATALOG.servers)
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_every_network_link_fits_both_cages(server):
+    """Every link of every network is built end to end: each optic fills a cage of its own form,
+    protocol and lane rate, each direct cable's ends fill both cages, both ends run one rate."""
+    p = parts(server)
+    links = [p.storage_node_link, p.storage_appliance_link, p.storage_uplink, p.inband_node_link,
+             p.inband_uplink, p.inband_isl, p.oob_port_link, p.oob_uplink]
+    assert p.storage_node_link is not None and p.oob_port_link is not None
+    for link in (l for l in links if l is not None):
+        assert link.a.protocol is link.b.protocol and link.a.rate_Bps == pytest.approx(link.b.rate_Bps)
+        for optic, port in ((link.optic_a, link.a), (link.optic_b, link.b)):
+            if optic is not None:
+                assert fits(optic.connector, port.cage) and port.protocol in optic.protocols
+                assert optic.lane_Bps == pytest.approx(link.lane_Bps)
+        if link.optic_a is None:
+            assert link.cable.protocols >= {link.a.protocol}
+            assert {fits(link.cable.connector, link.a.cage), fits(link.cable.far, link.b.cage)} == {True} or \
+                {fits(link.cable.connector, link.b.cage), fits(link.cable.far, link.a.cage)} == {True}
+
+
+def test_dgx_h100_storage_runs_ndr_on_qsfp112_and_oob_is_rj45():
+    """RA-11333 Table 8: the DGX's storage ports take QSFP112 optics on NDR 400G links; the file
+    system's run NDR200 on 2x200G splitters; out-of-band is 1 GbE RJ45 (Cat6) at every port."""
+    p = parts()
+    node = p.storage_node_link
+    assert (node.a.cage.value, node.b.cage.value, node.a.rate_Bps * 8 / 1e9) == ("qsfp112", "osfp", 400)
+    assert (node.optic_a.name, node.optic_b.name, node.links_per_optic_b) == ("qsfp112-400g-sr4", "osfp-800g-2xsr4", 2)
+    assert p.storage_appliance_link.cable.breakout == 2 and p.storage_appliance_link.b.rate_Bps * 8 / 1e9 == 200
+    assert p.oob_port_link.cable.name == "cat6-1g-rj45" and p.oob_port_link.a.cage.value == "rj45"
+    assert p.inband_node_link.cable.name == "aoc-100g-qsfp28"
+
+
+def test_oob_uplinks_the_inband_switch_cannot_take_are_named():
+    """SN5600 in-band leaves (BlueField-3 runs no 100 GbE) have no port for the SN2201's 100G
+    QSFP28 uplinks: the out-of-band network has none and its switch line says why."""
+    p = parts("dgx-b200")
+    assert p.oob_uplink is None and "nvidia-sn5600" in p.oob_uplink_problem
+    sizes = sizes_by_role(nw.size_networks(p, 127, 12, 48))
+    assert sizes["oob"].uplinks == 0 and sizes["inband"].device_links == 0
+    line = next(l for l in nb.network_bom(p, tuple(sizes.values())) if l.role == "oob" and l.category == "switch")
+    assert "no uplinks to in-band" in line.description
