@@ -43,7 +43,7 @@ Z+ racks; x_{w,s,o} in {0,1} run workload w on system s with option o.
      by D_w runs inside it at least e_o = min overlap of its earliest and latest placements, so
      sum_{w,o} g_o e_o x_{w,c,o} <= G_c (t2 - t1) n_c. (5) is its case [0, D]; the intervals
      are added where a chosen assignment's jobs overfill one.
-(17)-(19) the storage fabric, in-band and out-of-band networks (designer.optimize.networks): integer
+(17)-(20) the storage fabric, in-band and out-of-band networks (designer.optimize.networks): integer
      switch, link and optic counts at or above the closed forms of designer.topology.networks in
      n_c, the file-system units A_c (integer) and the compute switches L+S+X; their parts are
      in Capex and Opex like the fabric's.
@@ -105,7 +105,7 @@ class Builder:
         self.cloud_cost_of: dict[tuple[str, str, int], float] = {}
         self._tiers: dict[str, tuple] = {}
         self.option_of: dict[tuple[str, str, int], Option] = {}
-        # (role, NetworkSize field) -> expression, per on-prem system with networks (17)-(19)
+        # (role, NetworkSize field) -> expression, per on-prem system with networks (17)-(20)
         self.network_counts: dict[str, dict[tuple[str, str], pulp.LpAffineExpression]] = {}
 
     # ---------------------------------------------------------------- variables
@@ -217,7 +217,7 @@ class Builder:
             if terms:
                 m += pulp.lpSum(terms) <= n, f"energy__{c}__{i}"
         # (13) cost of ownership: equipment, space, power at the expected draw, support, residual;
-        # (17)-(19) the storage and management networks, sized on the file system's whole units
+        # (17)-(20) the storage and management networks, sized on the file system's whole units
         net = None
         if uc.networks is not None:
             plan = uc.networks

@@ -8,16 +8,16 @@ switch or a leaf/spine fabric; one in-band leaf pair or pairs with spines). Ever
 price, so at the optimum each variable sits at its ceiling and the program's networks are the
 design's (tests/optimize/test_networks_program.py checks the cost of one against the other).
 
-Numbering follows the formulation's (16) storage fabric, (17) in-band, (18) out-of-band:
+Numbering follows the formulation's (17) storage fabric, (18) in-band, (19) out-of-band, (20) whole parts:
 
-(16) ``s1 + t = y``; ``Pn + Pa <= k + M t``; ``Ln >= Pn / floor(4k/7) - 2 (1 - t)``;
+(17) ``s1 + t = y``; ``Pn + Pa <= k + M t``; ``Ln >= Pn / floor(4k/7) - 2 (1 - t)``;
      ``Ls >= Pa / (k/2) - 2 (1 - t)``; ``U >= 3 Pn / 4 + Pa - 7k/4 (1 - t)``; ``S >= U / k``.
      ``Pn = ports x n``, ``Pa = block ports x A``.
-(17) ``P = ports x n + 2 O``; ``P <= 2 (k - 2) + M b``; pairs ``>= y``, ``>= 2b``,
+(18) ``P = ports x n + 2 O``; ``P <= 2 (k - 2) + M b``; pairs ``>= y``, ``>= 2b``,
      ``>= P / (2 (k - 6)) - (k - 2) / (k - 6) (1 - b)``; spine pairs ``>= 4 pairs / k - 4/k (1 - b)``;
      uplinks ``>= 8 pairs - 8 (1 - b)``.
-(18) ``O >= BMC n / 16``, ``O >= (BMC n + compute, storage and in-band switches) / k``.
-(19) a part serving ``per`` links of a kind (a splitter cable, a twin-port optic): ``per v >= links``.
+(19) ``O >= BMC n / 16``, ``O >= (BMC n + compute, storage and in-band switches) / k``.
+(20) a part serving ``per`` links of a kind (a splitter cable, a twin-port optic): ``per v >= links``.
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def network_terms(plan: NetworkPlan, e: Economics, counts: Counts) -> tuple[Any,
 def add_network_counts(m: Any, tag: str, plan: NetworkPlan, *, y: Any, nodes: Any, storage_units: Any,
                        compute_switches: Any, max_nodes: int, max_units: int, max_compute_switches: int
                        ) -> dict[tuple[str, str], Any]:
-    """Variables and constraints (16)-(18) of the module docstring for one system of a PuLP model
+    """Variables and constraints (17)-(20) of the module docstring for one system of a PuLP model
     ``m`` (``add_variable`` as the formulation's), returning its counts for :func:`network_terms`.
 
     The big-M terms are the ports at ``max_nodes``, ``max_units`` and ``max_compute_switches``
@@ -133,7 +133,7 @@ def add_network_counts(m: Any, tag: str, plan: NetworkPlan, *, y: Any, nodes: An
         one, two = var("st_single", "Binary"), var("st_two_tier", "Binary")
         ln, ls, up, sp = var("st_server_leaves"), var("st_storage_leaves"), var("st_uplinks"), var("st_spines")
         big = max(top[nw.ROLE_STORAGE].node_links + top[nw.ROLE_STORAGE].device_links - k, 0)
-        m += one + two == y, f"st_regime__{tag}"  # (16)
+        m += one + two == y, f"st_regime__{tag}"  # (17)
         m += pn + pa <= k + big * two, f"st_single_fits__{tag}"
         m += ln >= pn * (1.0 / nw.storage_leaf_down(k)) - (k / nw.storage_leaf_down(k)) * (1 - two), f"st_server_leaves__{tag}"
         m += ls >= pa * (1.0 / (k // 2)) - (k / (k // 2)) * (1 - two), f"st_storage_leaves__{tag}"
@@ -154,7 +154,7 @@ def add_network_counts(m: Any, tag: str, plan: NetworkPlan, *, y: Any, nodes: An
         isl, upl = nw.INBAND_ISL_PER_PAIR, nw.INBAND_UPLINKS_PER_LEAF
         room = k - isl - upl
         big = max(top[nw.ROLE_INBAND].node_links + top[nw.ROLE_INBAND].device_links - 2 * (k - isl), 0)
-        m += pairs >= y, f"ib_pairs_one__{tag}"  # (17)
+        m += pairs >= y, f"ib_pairs_one__{tag}"  # (18)
         m += pairs >= 2 * multi, f"ib_pairs_two__{tag}"
         m += ports <= 2 * (k - isl) + big * multi, f"ib_one_pair_fits__{tag}"
         m += pairs >= ports * (1.0 / (2 * room)) - ((k - isl) / room) * (1 - multi), f"ib_pairs__{tag}"
@@ -167,11 +167,11 @@ def add_network_counts(m: Any, tag: str, plan: NetworkPlan, *, y: Any, nodes: An
     if oob is not None:
         bmc = p.bmc_ports * nodes
         managed = compute_switches + storage_switches + inband_switches
-        m += nw.BMC_PER_OOB_SWITCH * oob >= bmc, f"oob_density__{tag}"  # (18)
+        m += nw.BMC_PER_OOB_SWITCH * oob >= bmc, f"oob_density__{tag}"  # (19)
         m += p.oob_k * oob >= bmc + managed, f"oob_ports__{tag}"
         counts.update({("oob", "leaves"): oob, ("oob", "node_links"): bmc, ("oob", "device_links"): managed,
                        ("oob", "uplinks"): oob_up})
-    # (19) parts serving several links (splitter cables, twin-port optics): whole parts
+    # (20) parts serving several links (splitter cables, twin-port optics): whole parts
     for i, item in enumerate(plan.items):
         links = sum((counts.get((item.role, f), 0) for f in item.fields), 0)
         if item.per > 1 and not isinstance(links, (int, float)):
