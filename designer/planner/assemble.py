@@ -133,6 +133,15 @@ def price_solution(ws: Workspace, sol: Solution) -> tuple[list, CostBreakdown, o
     return lines, cost, summary, cloud_costs
 
 
+def _network_warnings(system) -> tuple[str, ...]:
+    """What the chosen system's management networks leave out (designer.topology.networks): the
+    out-of-band uplinks its in-band switches cannot take."""
+    plan = getattr(getattr(system, "costs", None), "networks", None)
+    if plan is None or not plan.parts.oob_uplink_problem:
+        return ()
+    return (f"out-of-band uplinks to the in-band network not built: {plan.parts.oob_uplink_problem}",)
+
+
 def assemble_design(spec: Spec, ws: Workspace, sol: Solution, alternatives, constraints,
                     warnings: tuple[str, ...]) -> Design:
     """Turn the program's answer for ``spec`` into a design with an exact bill of materials."""
@@ -155,6 +164,7 @@ def assemble_design(spec: Spec, ws: Workspace, sol: Solution, alternatives, cons
         results.append(result)
     shown = measures_of(lines, cost, summary)
     if onprem is not None:
+        warnings = warnings + _network_warnings(ws.system(onprem.key))
         deployment = "hybrid" if cloud_kinds else "on_prem"
         main = onprem
         gpu = catalog.servers[onprem.server].gpu

@@ -30,7 +30,7 @@ from designer.spec.models import (
     Budget, Constraints, FacilitySpec, MLASpec, ModelSpec, MoESpec, OwnedSpec, ParallelismSpec, PreferenceSpec,
     NetworksSpec, SoftwareSpec, Spec, StorageSpec, SystemPin, WorkloadSpec,
 )
-from designer.spec.schema import PREFERENCE_KEYS, SoftwareInput, SpecInput, _Model, _Workload
+from designer.spec.schema import PREFERENCE_KEYS, SoftwareInput, SpecInput, _Model, _Networks, _Workload
 from designer.spec.yamlio import YamlDoc, load_yaml_text, read_text
 
 from designer.spec.bounds import MAX_GPUS_PER_WORKLOAD, MAX_NODES  # the limits live with the ranges
@@ -38,6 +38,13 @@ from designer.spec.bounds import MAX_GPUS_PER_WORKLOAD, MAX_NODES  # the limits 
 # ffn_hidden_size = 4 x hidden, or int(4 x hidden x 2/3 / 64) x 64 with --swiglu; the GPT-2 BPE
 # vocabulary of 50,257 padded to a multiple of 128 (make_vocab_size_divisible_by) is 50,304.
 DEFAULT_VOCAB = 50_304
+
+
+def _networks(raw: _Networks | bool) -> NetworksSpec:
+    """``networks:`` as a mapping of the three, or one boolean for all of them."""
+    if isinstance(raw, bool):
+        return NetworksSpec(storage=raw, inband=raw, oob=raw)
+    return NetworksSpec(storage=raw.storage, inband=raw.inband, oob=raw.oob)
 
 
 def default_ffn(hidden: int, gated: bool) -> int:
@@ -277,7 +284,7 @@ def _build(raw: SpecInput, found: _Found, base_dir: Path, digest: str) -> Spec:
                             read_Bps=raw.storage.read_bandwidth),
         licences=tuple(dict.fromkeys(raw.licences)), inventory=inventory, price_book=raw.price_book,
         prefer=prefer,
-        networks=NetworksSpec(storage=raw.networks.storage, inband=raw.networks.inband, oob=raw.networks.oob),
+        networks=_networks(raw.networks),
     )
 
 

@@ -235,6 +235,12 @@ def _auto_only(err: dict[str, Any]) -> bool:
     return err["type"] == "literal_error" and str((err.get("ctx") or {}).get("expected", "")) == "'auto'"
 
 
+def _bool_only(err: dict[str, Any]) -> bool:
+    """A union branch's "not true or false" error (``networks: false`` or a mapping): noise when the
+    mapping branch explains the value."""
+    return err["type"] in ("bool_type", "bool_parsing")
+
+
 def problems(errors: list[dict[str, Any]], data: Any, root: type[BaseModel]) -> list[Problem]:
     """Every problem of a pydantic validation, once each, in the project's words.
 
@@ -253,13 +259,20 @@ def problems(errors: list[dict[str, Any]], data: Any, root: type[BaseModel]) -> 
     suggested: set[tuple[Any, ...]] = set()
     for loc, errs in by_loc.items():
         auto = any(_auto_only(e) for e in errs)
-        rest = [e for e in errs if not _auto_only(e)]
-        if auto and not rest and loc in deeper:
+        boolean = any(_bool_only(e) for e in errs) and (loc in deeper or any(e["type"] in _MAPPING_TYPES
+                                                                             for e in errs))
+        rest = [e for e in errs if not _auto_only(e) and not (boolean and _bool_only(e))]
+        if (auto or boolean) and not rest and loc in deeper:
             continue  # the deeper errors say what is wrong inside the mapping
         errs = rest or errs
         err = min(errs, key=lambda e: _rank(e, len(errs), loc))
         text, hint = explain(err, loc, root, data)
-        if auto and rest and err["type"] in _MAPPING_TYPES:
+        if boolean and err["type"] in _MAPPING_TYPES:
+            model = _model_at(loc + ("?",), root)
+            keys = ", ".join(model.model_fields) if model is not None else "its keys"
+            text = f"{_dotted(loc)}: expected true, false or a mapping of {keys}; got {_kind(_value_at(data, loc))}"
+            hint = None
+        elif auto and rest and err["type"] in _MAPPING_TYPES:
             model = _model_at(loc + ("?",), root)
             keys = ", ".join(model.model_fields) if model is not None else "its keys"
             text = f"{_dotted(loc)}: expected 'auto' or a mapping of {keys}; got {_kind(_value_at(data, loc))}"

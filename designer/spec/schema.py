@@ -353,9 +353,9 @@ class _Spec(_Strict):
     facility: _Facility = Field(_Facility(), description="Electricity, PUE, racks, data-centre space and how "
                                 "hardware is kept, over the catalog's.")
     storage: _Storage = Field(_Storage(), description="The on-prem parallel file system.")
-    networks: _Networks = Field(_Networks(), description="The on-prem design's storage, in-band and "
-                                "out-of-band networks, each on unless turned off.",
-                                examples=[{"storage": True, "inband": True, "oob": False}])
+    networks: _Networks | bool = Field(_Networks(), description="The on-prem design's storage, in-band and "
+                                       "out-of-band networks, each on unless turned off (false: none of them).",
+                                       examples=[{"storage": True, "inband": True, "oob": False}, False])
     licences: list[Name] = Field(default_factory=list, max_length=20, description="Licence catalog entries "
                                  "charged per GPU-year.", examples=[["nvidia-ai-enterprise"]])
     inventory: list[_Owned] = Field(default_factory=list, max_length=100, description="Hardware already owned "

@@ -71,6 +71,26 @@ def test_the_pod_has_the_ra_switch_counts(full):
         assert heading in table
 
 
+def test_the_pod_has_the_ra_parts(full):
+    """RA-11333 Table 8 at the design: 254 DGX QSFP112 storage optics (and one at each of the 96
+    file-system ports), 48 NDR 2x200G splitters, 254 + 24 in-band AOC, 6 copper peer links, 16
+    out-of-band 100G uplinks, and a Cat6 cord at each of the 127 BMCs and 72 switches."""
+    parts = {(l.role, l.sku): int(l.quantity) for l in full.bom if l.category in ("transceiver", "cable")
+             and l.role in ("storage", "inband", "oob")}
+    assert parts[("storage", "qsfp112-400g-sr4")] == 254 + 96
+    assert parts[("storage", "mpo-splitter-mm-2x200g")] == 48
+    assert parts[("inband", "aoc-100g-qsfp28")] == 254 + 24 and parts[("inband", "dac-100g-qsfp28")] == 6
+    assert parts[("oob", "aoc-100g-qsfp28")] == 16 and parts[("oob", "cat6-1g-rj45")] == 127 + 48 + 16 + 8
+
+
+def test_networks_false_takes_all_three(tmp_path, full):
+    none = _design(tmp_path, "networks: false\n")
+    assert _switches(none) == {"leaf": 32, "spine": 16}
+    assert not [l for l in none.bom if l.role in ("inband", "oob") or (l.role == "storage" and l.category != "storage")]
+    assert "management" not in none.cost.capex_by_category
+    assert none.cost.capex_usd < full.cost.capex_usd
+
+
 @pytest.mark.parametrize("flag", ["storage", "inband", "oob"])
 def test_turning_a_network_off_takes_its_section_and_cost(tmp_path, full, flag):
     cut = _design(tmp_path, f"networks: {{{flag}: false}}\n")

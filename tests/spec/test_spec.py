@@ -128,6 +128,10 @@ CASES = {
                         r"^max_nodes=1,000,000,000 is beyond any buildable cluster"),
     "10**9 tensor parallel": (edit("    deadline: 30 days", "    deadline: 30 days\n    parallelism: {tp: ⟦1000000000}"),
                               r"^tp=1,000,000,000 is beyond any buildable cluster"),
+    "networks neither a mapping nor a boolean": (BASE + "networks: ⟦3\n",
+                                                   r"^networks: expected true, false or a mapping of storage, "
+                                                   r"inband, oob; got the number 3$"),
+    "an unknown network": (BASE + "networks: {⟦fabric: false}\n", r"fabric"),
     "long value quoted short": (edit("name: tiny", "objective: ⟦" + "x" * 5000 + "\nname: tiny"),
                                 r"^objective: 'x{50,60}\.\.\. is not allowed"),
 }
@@ -226,6 +230,17 @@ def test_the_base_spec_loads_in_si_units(tmp_path):
     assert s.facility.rack_power_w == 40e3
     assert s.digest == spec.spec_digest(BASE) and s.file == str(path)
     assert validate(path).stdout == f"{path}: ok\n"
+
+
+@pytest.mark.parametrize("text, want", [("", (True, True, True)), ("networks: false\n", (False, False, False)),
+                                        ("networks: true\n", (True, True, True)),
+                                        ("networks: {oob: false}\n", (True, True, False)),
+                                        ("networks: {storage: false, inband: false}\n", (False, False, True))])
+def test_networks_as_a_mapping_or_one_boolean(tmp_path, text, want):
+    path = tmp_path / "spec.yaml"
+    path.write_text(BASE + text)
+    n = spec.load_spec(path).networks
+    assert (n.storage, n.inband, n.oob) == want
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "examples").glob("*.yaml")), ids=lambda p: p.name)
