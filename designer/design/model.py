@@ -146,6 +146,7 @@ class WorkloadResult:
     schedule: str = "1f1b"  # pipeline schedule: 1f1b | dualpipe
     first_stage_layers: int | None = None  # layers of the first pipeline stage when not an even split
     last_stage_layers: int | None = None  # layers of the last pipeline stage when not an even split
+    etp: int | None = None  # expert tensor-parallel size when the experts are folded (None: tp)
     # The schedule: the workload holds ``gpus`` GPUs from ``start_day`` to ``end_day`` (days from
     # the start of the horizon). On-prem workloads never use more GPUs than the cluster at once.
     # None in design files written before schedules were recorded.

@@ -89,7 +89,8 @@ class Profile:
     ``loss_bytes`` per vocabulary logit held at once while the loss is computed (the 16-bit
     logits, their FP32 copy and what the cross entropy keeps for backward).
     ``activation_offload``: the stack can keep whole layers' activations in host memory
-    (:mod:`designer.perf.offload`).
+    (:mod:`designer.perf.offload`). ``expert_folding``: the stack can give the experts a
+    tensor-parallel size of their own (``Plan.etp``), which the plan search then tries.
     """
 
     name: str
@@ -127,6 +128,7 @@ class Profile:
     loss_bytes: float
     source: str
     activation_offload: bool = False  # activations of whole layers copied to host memory (designer.perf.offload)
+    expert_folding: bool = False  # an expert tensor-parallel size below tp (MoE parallel folding)
 
     @property
     def default_attention(self) -> Attention:

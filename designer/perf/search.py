@@ -154,12 +154,31 @@ def _plan_groups(job: Job, gpn: int, gpus: int, fixed: PlanConstraints | None) -
                 zeros = _zero_stages(job, pp, f.zero)
                 first, last = f.first_stage_layers, f.last_stage_layers
                 schedule = f.schedule or "1f1b"  # DualPipe only where pinned
-                for ep in eps:
+                for etp, ep in _expert_layouts(job, f, tp, cp, dp, eps):
                     for mb in mbs:
                         for v in vs:
                             for sp in sps:
-                                yield tuple(Plan(tp, pp, dp, ep, cp, mb, v, z, sp, first, last, schedule, f.etp)
+                                yield tuple(Plan(tp, pp, dp, ep, cp, mb, v, z, sp, first, last, schedule, etp)
                                             for z in zeros)
+
+
+def _expert_layouts(job: Job, f: PlanConstraints, tp: int, cp: int, dp: int,
+                    eps: list[int]) -> Iterator[tuple[int | None, int]]:
+    """(etp, ep) pairs to try: the experts split like the dense layers (``etp`` = tp) over the
+    ``eps`` given, and, where the stack folds them (``Profile.expert_folding``) and tp > 1, also
+    unsplit experts (``etp`` 1) laid over all ``tp x cp x dp`` ranks of a stage, so ep may
+    exceed dp (MoE parallel folding, Liu et al. 2025, arXiv:2504.14960; "prefer EP over extra
+    TP for expert layers", Megatron-Bridge docs/training/moe-optimization.md). Other expert
+    tensor-parallel sizes are left to a pinned ``etp``; a pinned ``ep`` is kept."""
+    m = job.model
+    for ep in eps:
+        yield f.etp, ep
+    if (f.etp is not None or m.moe is None or tp == 1 or not job.software.profile.expert_folding
+            or not job.software.profile.expert_parallel):
+        return
+    folded = [f.ep] if f.ep else _divisors(math.gcd(tp * cp * dp, m.moe.experts))
+    for ep in folded:
+        yield 1, ep
 
 
 def _compute_bound_s(job: Job, plan: Plan, dense, moe, logits_s: float) -> float:

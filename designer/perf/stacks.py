@@ -75,6 +75,9 @@ _MEGATRON_CORE = Profile(
     # (TransformerConfig; Transformer Engine get_cpu_offload_context), set by Megatron-Bridge's
     # GB200 recipes (cpu_offloading_num_layers)
     activation_offload=True,
+    # --expert-tensor-parallel-size (MoE parallel folding, Liu et al. 2025, arXiv:2504.14960;
+    # megatron/core/parallel_state.py builds the expert groups over TP x CP x DP)
+    expert_folding=True,
 )
 
 _MEGATRON_LM_2021 = Profile(

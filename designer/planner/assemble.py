@@ -57,7 +57,7 @@ def _workload_result(w: Workload, cand: Candidate, est: perf.StepEstimate, cost_
         recompute=est.recompute.value,
         assumptions=assumptions,
         virtual_stages=p.virtual_stages, schedule=p.schedule, first_stage_layers=p.first_stage_layers,
-        last_stage_layers=p.last_stage_layers,
+        last_stage_layers=p.last_stage_layers, etp=p.etp if p.expert_tp != p.tp else None,
     )
 
 

@@ -127,6 +127,7 @@ def _book_text(book: PriceBookUsed, c: CostBreakdown) -> str:
 
 def _plan(w: WorkloadResult) -> str:
     extra = "".join(f" {k}{v}" for k, v in (("ep", w.ep), ("cp", w.cp), ("v", w.virtual_stages)) if v > 1)
+    extra += f" etp{w.etp}" if w.etp is not None else ""
     extra += " dualpipe" if w.schedule == "dualpipe" else ""
     return f"tp{w.tp} pp{w.pp} dp{w.dp}{extra}"
 

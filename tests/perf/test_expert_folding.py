@@ -51,3 +51,34 @@ def test_the_folded_expert_group_is_consecutive_ranks():
     assert netm.group_layout(folded.ep, folded.expert_stride, 8) == netm.Group(64, 8, 8)
     assert netm.group_layout(plain.ep, plain.expert_stride, 8) == netm.Group(32, 4, 8)
     assert Plan(tp=2, pp=1, dp=32, ep=64, etp=1).describe() == "tp2 pp1 dp32 ep64 etp1 mb1 zero1"
+
+
+def test_the_search_tries_unsplit_experts_where_the_stack_folds_them():
+    """On Megatron-Core the plan search also lays unsplit experts (etp 1) over a stage's
+    tp x cp x dp ranks; the best plan is then at least as fast as the best with experts split
+    like the dense layers, and a stack without the folding (FSDP2) never gets etp."""
+    from designer.perf import Cluster, resolve_software, search_plans
+    from designer.perf.plan import PlanConstraints
+    from designer.perf.search import _expert_layouts
+    from tests.perf.factories import NDR
+
+    cluster = Cluster(H100, NDR)
+    # tp 2 on 64 GPUs, dp 32: split experts allow ep | gcd(32, 64); folded, ep | gcd(64, 64)
+    pairs = list(_expert_layouts(JOB, PlanConstraints(), 2, 1, 32, [1, 2, 4, 8, 16, 32]))
+    assert pairs[:6] == [(None, e) for e in (1, 2, 4, 8, 16, 32)]
+    assert pairs[6:] == [(1, e) for e in (1, 2, 4, 8, 16, 32, 64)]
+    assert list(_expert_layouts(JOB, PlanConstraints(), 1, 1, 64, [1, 2])) == [(None, 1), (None, 2)]
+    pinned = PlanConstraints(etp=2)
+    assert list(_expert_layouts(JOB, pinned, 2, 1, 32, [4])) == [(2, 4)]
+    fsdp = Job(model=MOE64, global_batch=256, tokens=1e9, precision=Precision.BF16,
+               software=resolve_software("fsdp2"))
+    assert list(_expert_layouts(fsdp, PlanConstraints(), 2, 1, 32, [4])) == [(None, 4)]
+
+    best = search_plans(JOB, cluster, 64, PlanConstraints(tp=2))
+    split = search_plans(JOB, cluster, 64, PlanConstraints(tp=2, etp=2))
+    assert best.step_time_s <= split.step_time_s * (1 + 1e-12)
+    assert split.plan.expert_tp == 2
+    assert search_plans(fsdp, cluster, 64, PlanConstraints(tp=2)).plan.etp is None
+    # EP 64 on 64 GPUs at TP 2 exists only folded: the search finds it without etp pinned
+    wide = search_plans(JOB, cluster, 64, PlanConstraints(tp=2, ep=64))
+    assert (wide.plan.dp, wide.plan.ep, wide.plan.etp, wide.plan.expert_dp) == (32, 64, 1, 1)

@@ -137,3 +137,18 @@ def test_unknown_formats(design: Design) -> None:
         render_summary(design, "html")
     with pytest.raises(InputError, match="unknown explain format"):
         render_explain(design, "json")
+
+
+def test_folded_experts_are_written_and_shown(design: Design) -> None:
+    """A workload whose experts run folded (an expert tensor-parallel size below tp) records
+    ``etp`` in the design file, reads it back, and the summary's plan names it."""
+    from designer.design import parse_design
+
+    w = dataclasses.replace(design.workloads[0], ep=8, etp=1)
+    folded = dataclasses.replace(design, workloads=(w,))
+    text = dump_design(folded)
+    assert "etp: 1" in text
+    assert parse_design(text).workloads[0].etp == 1
+    (row,) = _section(render_summary(folded, "table"), "Workloads").splitlines()[2:]
+    assert row.split()[2:7] == ["tp8", "pp4", "dp32", "ep8", "etp1"]
+    assert "etp: null" in dump_design(design)  # experts split like the dense layers (or none)
