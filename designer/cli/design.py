@@ -54,14 +54,22 @@ def bom(
     design_path: Path = typer.Argument(..., metavar="DESIGN", help="A design file from `designer solve -o`.", show_default=False),
     fmt: BomFormat = typer.Option(BomFormat.github, "--format", "-f", help="Output format."),
     by: Optional[str] = typer.Option(None, "--by", help="`rack`: what goes in each rack."),
+    check: bool = typer.Option(False, "--check", help="Check that every optic fits the cage it plugs into and "
+                                                      "every cable's ends agree (exit 1 on a mismatch); reads a "
+                                                      "hand-edited file as --trust does."),
+    catalog_files: List[Path] = typer.Option([], "--catalog", "-c", metavar="FILE",
+                                             help="User catalog the design was made with (repeatable; --check)."),
     trust: bool = TRUST_OPTION,
 ) -> None:
-    """Print the bill of materials of a design, grouped by category with subtotals."""
+    """Print the bill of materials of a design, grouped by category with subtotals; with --check,
+    verify what fits where instead (exit 0 all fit, 1 a mismatch, 2 bad input)."""
     from designer import report
 
     def body() -> int:
         if by not in (None, "rack"):
             raise InputError(f"--by must be 'rack', got {by!r}")
+        if check:
+            return _check_bom(design_path, catalog_files)
         d = load(design_path, trust)
         text = report.render_bom_by_rack(d, fmt.value) if by == "rack" else report.render_bom(d, fmt.value)
         show(text)
@@ -70,6 +78,28 @@ def bom(
     run(body)
 
 
+def _check_bom(path: Path, catalog_files: List[Path]) -> int:
+    """``bom --check``: each mismatch on stderr, located at its line's key; exit 1 if any."""
+    from designer.catalog import load as catalog_load
+    from designer.errors import DesignFileError
+    from designer.spec import yamlio
+    from designer.topology.bomcheck import check_bom
+
+    d = load(path, True)
+    doc = yamlio.load_yaml_text(yamlio.read_text(path), str(path))
+    found = check_bom(d.bom, catalog_load.load_catalog(catalog_files))
+    for m in found.mismatches:
+        line = d.bom[m.index]
+        problem = DesignFileError(f"bom[{m.index}].{m.key} ({line.category} {line.sku}, {line.role}): {m.message}",
+                                  doc.locate(("bom", m.index, m.key)))
+        err(f"error: {one_line(problem.located())}")
+    unstated = f"; {found.unstated} state no fit and were not checked" if found.unstated else ""
+    verdict = f"{len(found.mismatches)} mismatches" if found.mismatches else "every part fits"
+    info(f"{path}: {found.checked} transceiver and cable lines checked, {verdict}{unstated}")
+    return EXIT_BOM_MISMATCH if found.mismatches else 0
+
+
+EXIT_BOM_MISMATCH = 1  # bom --check: a transceiver or cable line does not fit where it says
 EXIT_COST_INCREASE = 5  # diff --fail-on-increase: the total cost rose more than allowed
 
 

@@ -23,7 +23,6 @@ __all__ = [
     "price_counts",
     "price_footer",
     "group_by_category",
-    "line_to_json",
     "line_total_usd",
     "money_text",
     "rack_layout",
@@ -93,6 +92,17 @@ class BomLine:
     price_basis: str = ""
     as_of: str = ""
     estimate: bool = False
+    # What fits where (transceivers and cables; empty on other lines): the part's cage or cord
+    # connector, the protocol and lanes x lane rate it runs on this link, its media; an optic's
+    # ``plugs_into`` is the SKU of the device whose cage it fills, a cable's ``ends`` what each end
+    # plugs into (the devices for a DAC/ACC/AOC, the two optics for a fiber cord).
+    connector: str = ""
+    protocol: str = ""
+    lanes: int = 0
+    lane_gbps: float = 0.0
+    media: str = ""
+    plugs_into: str = ""
+    ends: tuple[str, ...] = ()
 
     @property
     def priced(self) -> bool:
@@ -240,32 +250,6 @@ def bom_totals(lines: Iterable[BomLine]) -> BomTotals:
     )
 
 
-def line_to_json(line: BomLine) -> dict[str, Any]:
-    """One BOM line as a JSON object with the keys of docs/contract.md's ``bom --format json`` contract.
-
-    Contract keys first (``category, sku, role, quantity, unit_price_usd, total_usd, source``),
-    then ``description, unit_power_w, power_w, price_basis, as_of, estimate, unpriced``. Money is in
-    dollars rounded to cents; an unpriced line has ``unit_price_usd`` and ``total_usd`` null.
-    """
-    unpriced = line.unit_price_usd is None
-    return {
-        "category": line.category,
-        "sku": line.sku,
-        "role": line.role,
-        "quantity": _number(line.quantity, QUANTITY_SIG_DIGITS),
-        "unit_price_usd": None if unpriced else round_money(line.unit_price_usd),
-        "total_usd": None if unpriced else line_total_usd(line),
-        "source": line.source,
-        "description": line.description,
-        "unit_power_w": _number(line.unit_power_w),
-        "power_w": _number(line.power_w),
-        "price_basis": line.price_basis,
-        "as_of": line.as_of,
-        "estimate": line.estimate,
-        "unpriced": unpriced,
-    }
-
-
 @dataclass(frozen=True, slots=True)
 class PriceCounts:
     """How many lines of a BOM rest on estimated prices, have no price, or are owned (sunk)."""
@@ -307,12 +291,6 @@ def price_footer(counts: PriceCounts) -> str:
     if len(counts.bases) > 1:
         parts.append("bases: " + ", ".join(f"{n} {b}" for b, n in counts.bases.items()))
     return ", ".join(parts)
-
-
-def _number(x: float, digits: int = SIG_DIGITS) -> int | float:
-    """A rounded number, as an int when it is whole (``128`` rather than ``128.0``)."""
-    r = round_sig(float(x), digits)
-    return int(r) if r.is_integer() and abs(r) < 1e15 else r
 
 
 # ---------------------------------------------------------------- rack layout

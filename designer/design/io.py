@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterator, Mapping, Union, get_args, get_origin
 
 import yaml
 
-from designer.design import bom, verify
+from designer.design import bom, bomjson, verify
 from designer.design.bom import BomLine
 from designer.design.model import SCHEMA_VERSION, ConstraintStatus, Design
 from designer.errors import DesignFileError, InputError
@@ -50,6 +50,7 @@ _MONEY_MAPPINGS = frozenset({"capex_by_category", "opex_by_category", "delta_by_
 # Key order of a BOM line item in the design file; fields not listed follow in dataclass order.
 _BOM_KEYS = ("category", "role", "sku", "quantity", "unit_price_usd", "total_usd", "unit_power_w",
              "description", "source")
+_FIT_KEYS = ("connector", "protocol", "lanes", "lane_gbps", "media", "plugs_into", "ends")
 # Keys a design file may carry that are derived, not stored: checked on load, then dropped.
 _DERIVED_KEYS: Mapping[type, tuple[str, ...]] = MappingProxyType({BomLine: ("total_usd",)})
 # Fields rounded to other than bom.SIG_DIGITS significant digits.
@@ -137,7 +138,8 @@ def _bom_item(line: BomLine) -> dict[str, Any]:
     plain = as_written(line)
     # An unpriced line is written with no price and no total, never as "0.00".
     plain["total_usd"] = None if line.unit_price_usd is None else bom.money_text(bom.line_total_usd(line))
-    order = list(_BOM_KEYS) + [k for k in plain if k not in _BOM_KEYS]
+    # What fits where is written only where the line states it (transceivers and cables).
+    order = list(_BOM_KEYS) + [k for k in plain if k not in _BOM_KEYS and (plain[k] or k not in _FIT_KEYS)]
     return {k: plain[k] for k in order}
 
 
@@ -203,7 +205,7 @@ def design_to_json_dict(design: Design) -> dict[str, Any]:
     out: dict[str, Any] = {"schema_version": design.schema_version}
     for name in ("system", "cost", "workloads"):
         out[name] = _plain(getattr(design, name), name, bom.round_money)
-    out["bom"] = [bom.line_to_json(line) for line in bom.sort_lines(design.bom)]
+    out["bom"] = [bomjson.line_to_json(line) for line in bom.sort_lines(design.bom)]
     out["alternatives"] = _plain(design.alternatives, "alternatives", bom.round_money)
     for f in fields(design):
         if f.name not in out:

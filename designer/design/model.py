@@ -50,6 +50,10 @@ class SystemChoice:
     racks: int
     power_kw: float  # IT power of the purchased system (before PUE)
     pricing: str | None = None  # cloud pricing model, when cloud is used
+    # On-prem scale-out link speed per GPU, Gb/s, as the compute NICs run (their count x rate /
+    # GPUs), and the NICs' own rate, Gb/s, when they run below it (0: native, or cloud).
+    link_gbps_per_gpu: float = 0.0
+    nic_native_gbps: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ import csv
 import io
 from typing import Any
 
-from designer.design import bom, sections
+from designer.design import bom, bomjson, sections
 from designer.design.model import Design
 from designer.report import escape
 from designer.report import fmt as f
@@ -120,7 +120,7 @@ def render_bom(design: Design, fmt: str = "github") -> str:
         totals = bom.bom_totals(lines)
         counts = bom.price_counts(lines)
         doc = {
-            "items": [bom.line_to_json(line) for line in lines],
+            "items": [bomjson.line_to_json(line) for line in lines],
             "totals": {
                 "capex_usd": totals.capex_usd,
                 "power_kw": bom.round_sig(totals.power_w / 1e3),
@@ -139,7 +139,7 @@ def render_bom(design: Design, fmt: str = "github") -> str:
     if fmt == "csv":
         rows = []
         for line in lines:
-            item = bom.line_to_json(line)
+            item = bomjson.line_to_json(line)
             unpriced = line.unit_price_usd is None
             rows.append([item["category"], item["sku"], item["description"], item["role"], item["quantity"],
                          "" if unpriced else bom.money_text(line.unit_price_usd),

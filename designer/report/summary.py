@@ -83,6 +83,9 @@ def _system(design: Design, fmt: str) -> str:
         ("fabric", f"{s.fabric}, {s.topology}, {s.tiers} switch tier{'s' if s.tiers != 1 else ''}, "
                    f"oversubscription {f.num(s.oversubscription)}:1"),
         ("switch", s.switch or "-"),
+        *([("link per GPU", f"{f.num(s.link_gbps_per_gpu)} Gb/s" + (
+            f" (NICs run below their {f.num(s.nic_native_gbps)} Gb/s)" if s.nic_native_gbps else ""))]
+          if s.link_gbps_per_gpu else []),
         ("racks", f"{s.racks:,}"),
         ("IT power", f"{f.num(s.power_kw)} kW before PUE"),
     ]

@@ -24,17 +24,18 @@ ports are not modelled yet.
 
 from __future__ import annotations
 
-__all__ = ["fabric_bom", "tier_links", "pick_transceiver", "pick_cable"]
+__all__ = ["fabric_bom", "tier_links", "optic_fit", "cable_fit", "pick_transceiver", "pick_cable"]
 
 import math
-
+from dataclasses import replace
 from typing import Iterable, TypeVar
 
+from designer.catalog.media import GBPS
 from designer.catalog.types import Cable, Catalog, MediaKind, Switch, Transceiver
 from designer.design.bom import BomLine, sort_lines
 from designer.errors import CatalogError
 from designer.topology.links import LinkParts, build_link
-from designer.topology.ports import Port, switch_port
+from designer.topology.ports import Port, fits, switch_port
 from designer.topology.schema import NODE_LEAF, MediaClass, TopologyKind
 from designer.topology.summary import FabricSummary
 
@@ -92,20 +93,44 @@ def pick_cable(catalog: Catalog, media: MediaKind, rate_Bps: float, reach_m: flo
 
 
 
-def _line(category: str, part: Switch | Cable | Transceiver, role: str, qty: int) -> BomLine:
+def _line(category: str, part: Switch | Cable | Transceiver, role: str, qty: int, **fit) -> BomLine:
     return BomLine(category=category, sku=part.name, description=part.description, role=role,
                    quantity=float(qty), unit_price_usd=part.price_usd, unit_power_w=part.power_w,
-                   source=part.provenance.source)
+                   source=part.provenance.source, **fit)
+
+
+def optic_fit(optic: Transceiver, lp: LinkParts, port: Port) -> dict:
+    """The what-fits-where fields of an optic's BOM line (:class:`~designer.design.bom.BomLine`):
+    its cage form, the link's protocol, the lanes x lane rate it drives in ``port`` (the cage it
+    fills, one end of ``lp``), its fiber kind, and ``plugs_into`` the device owning the cage."""
+    return {"connector": optic.connector.value, "protocol": lp.protocol.value, "lanes": optic.lanes,
+            "lane_gbps": optic.lane_Bps / GBPS, "media": optic.media.value, "plugs_into": port.device}
+
+
+def cable_fit(lp: LinkParts, cable: Cable | None = None) -> dict:
+    """The what-fits-where fields of the BOM line of ``lp``'s cable (or ``cable``, another cable
+    joining the same ports): its near-end connector, protocol, lanes x lane rate, media, and
+    ``ends``: the two devices a DAC/ACC/AOC/Cat6 plugs into, or the two optics a fiber cord joins,
+    the one its near connector takes first."""
+    cable = cable or lp.cable
+    # In the cable's own order: ends[0] takes its near connector, ends[1] its far one(s).
+    if cable.media.is_fiber and lp.optic_a is not None and lp.optic_b is not None:
+        ends = (lp.optic_a.name, lp.optic_b.name)
+        flipped = not (cable.connector is lp.optic_a.fiber and cable.far is lp.optic_b.fiber)
+    else:
+        ends = (lp.a.device, lp.b.device)
+        flipped = not (fits(cable.connector, lp.a.cage) and fits(cable.far, lp.b.cage))
+    ends = ends[::-1] if flipped else ends
+    return {"connector": cable.connector.value, "protocol": lp.protocol.value, "lanes": cable.lanes,
+            "lane_gbps": cable.lane_Bps / GBPS, "media": cable.media.value, "ends": ends}
 
 
 def _merge(lines: list[BomLine]) -> tuple[BomLine, ...]:
-    merged: dict[tuple[str, str, str], BomLine] = {}
+    merged: dict[tuple, BomLine] = {}
     for line in lines:
-        key = (line.category, line.sku, line.role)
+        key = (line.category, line.sku, line.role, line.plugs_into, line.ends)
         if key in merged:
-            old = merged[key]
-            merged[key] = BomLine(old.category, old.sku, old.description, old.role,
-                                  old.quantity + line.quantity, old.unit_price_usd, old.unit_power_w, old.source)
+            merged[key] = replace(merged[key], quantity=merged[key].quantity + line.quantity)
         else:
             merged[key] = line
     return sort_lines(merged.values())
@@ -169,23 +194,28 @@ def fabric_bom(summary: FabricSummary, switch: Switch | None, catalog: Catalog,
                                        tier.length_m > next(t.length_m for t in summary.tier_links
                                                             if t.tier == longest[tier.media])):
             longest[tier.media] = tier.tier
+    # A class whose tiers chose different optics (a multimode node tier, single-mode optics on
+    # the longer leaf-spine runs of the same class) counts each tier's cages in use instead.
+    mixed = {m for m in longest if len({built[t.tier].optic_b.name if built[t.tier].optic_b else ""
+                                        for t in summary.tier_links if t.media is m}) > 1}
     for media, count in summary.switch_transceivers_by_media:
-        optic = built[longest[media]].optic_b
-        if optic is not None:
-            lines.append(_line("transceiver", optic, "switch-side", count))
+        lp = built[longest[media]]
+        if lp.optic_b is not None and media not in mixed:
+            lines.append(_line("transceiver", lp.optic_b, "switch-side", count, **optic_fit(lp.optic_b, lp, lp.b)))
     for tier in summary.tier_links:
         lp = built[tier.tier]
         links = tier.links
-        if tier.media not in _OPTICAL and lp.optic_b is not None:
+        if (tier.media not in _OPTICAL or tier.media in mixed) and lp.optic_b is not None:
             ends = 1 if tier.tier == NODE_LEAF else 2
             lines.append(_line("transceiver", lp.optic_b, "switch-side",
-                               ends * math.ceil(links / lp.links_per_optic_b)))
+                               ends * math.ceil(links / lp.links_per_optic_b), **optic_fit(lp.optic_b, lp, lp.b)))
         if tier.tier == NODE_LEAF and lp.optic_a is not None:
-            lines.append(_line("transceiver", lp.optic_a, "node-side", req.nodes * req.cages_per_node))
-        lines.append(_line("cable", lp.cable, tier.tier, math.ceil(links / lp.links_per_cable)))
+            lines.append(_line("transceiver", lp.optic_a, "node-side", req.nodes * req.cages_per_node,
+                               **optic_fit(lp.optic_a, lp, lp.a)))
+        lines.append(_line("cable", lp.cable, tier.tier, math.ceil(links / lp.links_per_cable), **cable_fit(lp)))
         if tier.tier == NODE_LEAF and summary.reserved_links:
             single = lp if lp.links_per_cable == 1 else build_link(
                 catalog, Port(node.device, node.cage, node.protocol, node.lanes // node.links, node.lane_Bps, 1,
                               node.rate_Bps), lp.b, tier.length_m, media=tier.media)
-            lines.append(_line("cable", single.cable, tier.tier, summary.reserved_links))
+            lines.append(_line("cable", single.cable, tier.tier, summary.reserved_links, **cable_fit(single)))
     return _merge(lines)

@@ -20,7 +20,8 @@ from designer.report.html.view import Cell, Header, Row, Table, extra_fields, nu
 
 # BOM line fields the table lays out in their own columns; any other field goes to "details".
 KNOWN_LINE_FIELDS = ("category", "sku", "description", "role", "quantity", "unit_price_usd", "unit_power_w",
-                     "source", "estimate", "unpriced", "price_basis", "as_of")
+                     "source", "estimate", "unpriced", "price_basis", "as_of",
+                     "connector", "protocol", "lanes", "lane_gbps", "media", "plugs_into", "ends")
 # Line category -> catalog kind holding the entry the line is priced from.
 _KIND_OF = {"server": "server", "gpu": "gpu", "nic": "nic", "switch": "switch", "cable": "cable",
             "transceiver": "transceiver", "cloud": "cloud"}
@@ -106,7 +107,7 @@ def bom_table(design: Design, catalog: Catalog | None) -> Table:
         details = "; ".join(f"{i.name}: {i.value}" for i in extra_fields(line, KNOWN_LINE_FIELDS))
         unit = "/h" if line.category == "cloud" else ""
         cells = (
-            Cell(line.category), Cell(line.role), Cell(line.sku, cls="sku", sub=line.description),
+            Cell(line.category), Cell(line.role), Cell(line.sku, cls="sku", sub=line.description + _fits(line)),
             Cell(f.qty(line.quantity) + (" h" if line.category == "cloud" else ""), num(line.quantity), "n"),
             Cell("unpriced" if line.unit_price_usd is None else f.usd(line.unit_price_usd) + unit,
                  num(-1.0 if line.unit_price_usd is None else bom.round_money(line.unit_price_usd)), "n"),
@@ -123,3 +124,13 @@ def bom_table(design: Design, catalog: Catalog | None) -> Table:
             Cell(f.usd(totals.total_usd), num(totals.total_usd), "n total"), Cell("100.0%", cls="n"),
             Cell(f"{f.num(totals.power_w / 1e3)} kW", cls="n"), Cell(""), Cell(""), Cell(""), Cell(""))[: len(headers)]
     return Table("bom", headers, tuple(rows), foot)
+
+
+def _fits(line: bom.BomLine) -> str:
+    """What fits where, after a transceiver's or cable's description: ``; OSFP, infiniband 8 x
+    100G, multimode, in dgx-h100`` (``between A and B`` for a cable)."""
+    if not line.connector:
+        return ""
+    where = f"in {line.plugs_into}" if line.plugs_into else ("between " + " and ".join(line.ends) if line.ends else "")
+    parts = [line.connector.upper(), f"{line.protocol} {line.lanes} x {f.num(line.lane_gbps)}G", line.media, where]
+    return "; " + ", ".join(p for p in parts if p)

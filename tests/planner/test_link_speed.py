@@ -1,0 +1,39 @@
+"""The link speed per GPU in the design and its summary, and a warning where NICs run below their rate."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from designer.cli import app
+from tiny_spec import TINY
+
+RUNNER = CliRunner()
+
+
+def _solve(tmp_path, text):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(text)
+    table = RUNNER.invoke(app, ["solve", str(spec)])
+    doc = json.loads(RUNNER.invoke(app, ["solve", str(spec), "--format", "json"]).stdout)
+    return table, doc
+
+
+def test_native_nics_show_their_speed_per_gpu(tmp_path):
+    table, doc = _solve(tmp_path, TINY)
+    # DGX A100: 8 ConnectX-6 HDR 200G for 8 GPUs on an HDR QM8700.
+    assert (doc["system"]["link_gbps_per_gpu"], doc["system"]["nic_native_gbps"]) == (200, 0)
+    assert "  link per GPU  200 Gb/s\n" in table.stdout
+    assert "below their" not in table.stderr
+
+
+def test_nics_below_their_rate_are_warned_and_shown(tmp_path):
+    text = (TINY.replace("fabrics: [infiniband]", "fabrics: [roce]")
+            .replace("  max_nodes: 4\n", "  max_nodes: 4\n  gpus: [a100-80g]\n"
+                     "system: {server: dgx-a100-80g, switch: nvidia-sn4600c}\n"))
+    table, doc = _solve(tmp_path, text)
+    assert (doc["system"]["link_gbps_per_gpu"], doc["system"]["nic_native_gbps"]) == (100, 200)
+    assert "  link per GPU  100 Gb/s (NICs run below their 200 Gb/s)\n" in table.stdout
+    assert ("warning: the 8 connectx6-hdr-200g NICs of each dgx-a100-80g run at 100 Gb/s, below their 200 Gb/s, "
+            "on nvidia-sn4600c (100 Gb/s per GPU)") in table.stderr
