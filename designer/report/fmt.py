@@ -132,3 +132,17 @@ def table(rows: Sequence[Sequence[object]], headers: Sequence[str], fmt: str, al
     body = [[_cell(c, markdown) for c in row] for row in rows]
     return tabulate(body, headers=[_cell(h, markdown) for h in headers], tablefmt=TABLE_FORMATS[fmt],
                     disable_numparse=True, colalign=colalign)
+
+
+def fabric_shape(tiers: int, oversubscription: float) -> str:
+    """``2 switch tiers, oversubscription 2:1``; a fabric of one tier has no uplinks to thin out,
+    so a ratio other than 1 is not shown as one (a fat tree small enough for one switch).
+
+    Examples:
+        >>> fabric_shape(2, 2.0), fabric_shape(1, 2.0)
+        ('2 switch tiers, oversubscription 2:1', '1 switch tier, non-blocking (no uplinks at this size)')
+    """
+    head = f"{tiers} switch tier{'s' if tiers != 1 else ''}"
+    if tiers <= 1 and oversubscription != 1.0:
+        return f"{head}, non-blocking (no uplinks at this size)"
+    return f"{head}, oversubscription {num(oversubscription)}:1"

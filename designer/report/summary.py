@@ -80,8 +80,7 @@ def _system(design: Design, fmt: str) -> str:
     rows = [
         ("deployment", s.deployment + (f" ({s.pricing} pricing)" if s.pricing else "")),
         ("servers", f"{s.nodes:,} x {s.server} ({s.gpus:,} x {s.gpu} GPUs)"),
-        ("fabric", f"{s.fabric}, {s.topology}, {s.tiers} switch tier{'s' if s.tiers != 1 else ''}, "
-                   f"oversubscription {f.num(s.oversubscription)}:1"),
+        ("fabric", f"{s.fabric}, {s.topology}, {f.fabric_shape(s.tiers, s.oversubscription)}"),
         ("switch", s.switch or "-"),
         *([("link per GPU", f"{f.num(s.link_gbps_per_gpu)} Gb/s" + (
             f" (NICs run below their {f.num(s.nic_native_gbps)} Gb/s)" if s.nic_native_gbps else ""))]

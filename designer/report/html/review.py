@@ -105,8 +105,7 @@ def _system(design: Design) -> tuple[Item, ...]:
     items = [
         Item("deployment", s.deployment + (f" ({s.pricing} pricing)" if s.pricing else "")),
         Item("servers", f"{s.nodes:,} x {s.server}", f"{s.gpus:,} x {s.gpu} GPUs"),
-        Item("fabric", f"{s.fabric}, {s.topology}", f"{s.tiers} switch tier{'s' if s.tiers != 1 else ''}, "
-                                                    f"oversubscription {f.num(s.oversubscription)}:1"),
+        Item("fabric", f"{s.fabric}, {s.topology}", f.fabric_shape(s.tiers, s.oversubscription)),
         Item("switch", s.switch or "-"),
         Item("racks", f"{s.racks:,}"),
         Item("IT power", f"{f.num(s.power_kw)} kW", "before PUE"),
