@@ -3,8 +3,8 @@
 Each case is one ``designer solve`` in a fresh process on a spec of
 :func:`specs_large.large_spec` (mixed pre-training runs, deadlines 15 days apart, on-prem or
 cloud), with ``max_nodes`` set to the cluster size over 8 GPUs per node. Prints one row per case:
-workloads, cluster GPUs, wall seconds, CPU seconds of the process, peak memory, status and the
-design (or the exit code). Wall time is what a user waits for; on a shared machine the CPU time
+workloads, cluster GPUs, wall seconds, CPU seconds of the process, its own peak memory (resident
+set), status and the design (or the exit code). Wall time is what a user waits for; on a shared machine the CPU time
 says how much of it was this command's own work.
 
 Run: ``python benchmarks/portfolio_scale.py`` (``--workloads 5,10 --gpus 10000`` for a subset,
@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
-import resource
 import subprocess
 import sys
 import tempfile
@@ -30,6 +30,32 @@ from specs_large import large_spec  # noqa: E402
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
+def _run_alone(cmd: list[str], timeout: float) -> tuple[int, str, str, float, float, float] | None:
+    """Run ``cmd``; (exit code, stdout, stderr, wall s, CPU s, peak MB) of that process alone,
+    or None when it outlives ``timeout`` (it is then stopped). ``os.wait4`` gives the child's own
+    resource usage: ``getrusage(RUSAGE_CHILDREN)`` would report the largest peak of every child
+    so far, not this one's."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=ROOT)
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() - start > timeout:
+                proc.kill()
+                os.wait4(proc.pid, 0)
+                return None
+            time.sleep(0.05)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        # ru_maxrss is in KiB on Linux.
+        return (proc.returncode, out.read().decode(), err.read().decode(), wall,
+                usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+
+
 def case(workloads: int, gpus: int, timeout: float, time_limit: float | None) -> str:
     folder = pathlib.Path(tempfile.mkdtemp())
     spec = folder / "spec.yaml"
@@ -37,20 +63,14 @@ def case(workloads: int, gpus: int, timeout: float, time_limit: float | None) ->
     cmd = [sys.executable, "-m", "designer", "solve", str(spec), "--format", "json"]
     if time_limit is not None:
         cmd += ["--time-limit", str(time_limit)]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
-    except subprocess.TimeoutExpired:
+    done = _run_alone(cmd, timeout)
+    if done is None:
         return f"{workloads:>9} {gpus:>9,} {'>' + format(timeout, 'g'):>8}        -        -  not finished"
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    peak_mb = after.ru_maxrss / 1024
-    if done.returncode != 0:
-        what = f"exit {done.returncode}: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ''}"
+    code, stdout, stderr, wall, cpu, peak_mb = done
+    if code != 0:
+        what = f"exit {code}: {stderr.strip().splitlines()[-1] if stderr.strip() else ''}"
     else:
-        d = json.loads(done.stdout)
+        d = json.loads(stdout)
         s, solver = d["system"], d["solver"]
         what = (f"{solver['status']} gap {solver['gap']:.2%}  {s['deployment']} {s['gpus']:,} GPUs "
                 f"{s['server']}  ${d['cost']['total_usd'] / 1e6:,.1f}M")

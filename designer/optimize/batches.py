@@ -133,7 +133,8 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
                     late, budget_out = [k, *pending], True
                     break
                 evaluations -= 1
-            if not ws.prepare(k, th):
+            if not ws.prepare(k, th, order=_largest_first(ws, k), pruned=_pruning(ws, k, th, cloud, best_total,
+                                                                               adjusted) if prunable else None):
                 continue
             if prunable and adjusted(bounds.refined_bound(ws, k, th, cloud)) >= best_total:
                 continue
@@ -177,6 +178,38 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
         late_bounds = [first_bounds.get(k, 0.0) for k in late] if prunable else None
         best = _out_of_time(best, late_bounds, len(late), len(onprem), budget_out)
     return best
+
+
+# Workloads evaluated on a candidate before its bound is checked again: about 1.5x apart, so a
+# candidate of W workloads is checked about log(W) times.
+def _checkpoints(total: int) -> frozenset[int]:
+    points, n = set(), 1
+    while n < total:
+        points.add(n)
+        n = max(n + 1, int(n * 1.5))
+    return frozenset(points)
+
+
+def _largest_first(ws: Workspace, key: str) -> list:
+    """The workloads in order of their least GPU-time on ``key``'s GPU, largest first: those
+    raise the candidate's bound the most once evaluated."""
+    floor = bounds.flops_gpu_seconds(ws, key)
+    return sorted(ws.workloads, key=lambda w: (-floor[w.name], w.name))
+
+
+def _pruning(ws: Workspace, key: str, th: Thresholds, cloud: list[str], best_total: float, adjusted):
+    """Whether candidate ``key`` can no longer beat ``best_total``, asked while its workloads
+    are evaluated one by one (:meth:`~designer.optimize.workspace.Workspace.prepare`): its
+    bound with the evaluated workloads at what their evaluation found
+    (:func:`~designer.optimize.bounds.refined_bound`). Most candidates whose bound before
+    evaluation was below the best design are dropped after a part of their workloads."""
+    if best_total == math.inf:
+        return None
+    points = _checkpoints(len(ws.workloads))
+
+    def pruned(done) -> bool:
+        return len(done) in points and adjusted(bounds.refined_bound(ws, key, th, cloud, scanned=done)) >= best_total
+    return pruned
 
 
 def _beats(best: Solution | None, below: float | None) -> float | None:

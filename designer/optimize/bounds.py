@@ -77,6 +77,27 @@ def lower_bound(ws: Workspace, key: str, th: Thresholds, *, sizes: Mapping[str, 
     cloud cost saved per GPU-second). cost(n) and the knapsack are monotone in n, so taking n on
     a grid, cost at an interval's left end and the knapsack at its right end, stays a bound.
     """
+    if sizes is None and gpu_seconds is None:
+        # Asked for again by every search over the same thresholds (explanations re-solve many
+        # times): kept until a cloud evaluation changes the floors.
+        memo = ("bound", key, _signature(ws, th), None if keys is None else tuple(keys), best, ws.cloud_version)
+        if memo not in ws.floors:
+            ws.floors[memo] = _lower_bound(ws, key, th, sizes, keys, best, gpu_seconds)
+        return ws.floors[memo]
+    return _lower_bound(ws, key, th, sizes, keys, best, gpu_seconds)
+
+
+def _signature(ws: Workspace, th: Thresholds) -> tuple:
+    """A hashable key of ``th`` (its deadlines are a mapping), computed once per thresholds object."""
+    found = ws.floors.get(("thresholds", id(th)))
+    if found is None or found[0] is not th:
+        # The object is kept with its key, so its id cannot be reused while the entry lives.
+        found = (th, (th.min_utilization, tuple(sorted(th.deadlines_s.items()))))
+        ws.floors[("thresholds", id(th))] = found
+    return found[1]
+
+
+def _lower_bound(ws: Workspace, key: str, th: Thresholds, sizes, keys, best: bool, gpu_seconds) -> float:
     cand = ws.by_key[key]
     if sizes is None:
         sizes = {w.name: ws.ideal_gpus(w, cand, th, best=best) for w in ws.workloads}
@@ -84,9 +105,6 @@ def lower_bound(ws: Workspace, key: str, th: Thresholds, *, sizes: Mapping[str, 
     need = {w: math.ceil(g / gpn) for w, g in sizes.items() if g is not None}
     if not need:
         return math.inf
-    if gpu_seconds is None:
-        gpu_seconds = flops_gpu_seconds(ws, key)
-    floors = {w.name: cloud_floor(ws, w.name, th, keys) for w in ws.workloads}
     nmax = ws.max_nodes(cand)
     if ws.fixed_nodes is not None:
         points = [ws.fixed_nodes]
@@ -94,7 +112,19 @@ def lower_bound(ws: Workspace, key: str, th: Thresholds, *, sizes: Mapping[str, 
         points = _size_points(min(need.values()), nmax, need.values())
     if not points:
         return math.inf
-    rest = _Knapsack(need, {w: gpu_seconds.get(w, 0.0) for w in need}, floors, th.deadlines_s, gpn)
+    if gpu_seconds is None:
+        # Candidates of one GPU and node size share the knapsack (same needs, GPU-times and
+        # floors): it is built once and answers each node count once.
+        memo = ("knapsack", _signature(ws, th), None if keys is None else tuple(keys), ws.cloud_version, cand.gpu,
+                gpn, tuple(sorted(need.items())))
+        rest = ws.floors.get(memo)
+        if rest is None:
+            seconds = flops_gpu_seconds(ws, key)
+            rest = ws.floors[memo] = _Knapsack(need, {w: seconds.get(w, 0.0) for w in need},
+                                               _floors(ws, th, keys), th.deadlines_s, gpn)
+    else:
+        rest = _Knapsack(need, {w: gpu_seconds.get(w, 0.0) for w in need}, _floors(ws, th, keys), th.deadlines_s,
+                         gpn)
     bound = math.inf
     for i, nodes in enumerate(points):
         right = points[i + 1] - 1 if i + 1 < len(points) else nmax
@@ -106,15 +136,22 @@ def lower_bound(ws: Workspace, key: str, th: Thresholds, *, sizes: Mapping[str, 
     return bound
 
 
+def _floors(ws: Workspace, th: Thresholds, keys) -> dict[str, float]:
+    return {w.name: cloud_floor(ws, w.name, th, keys) for w in ws.workloads}
+
+
 _GRID_STEP = 1.25  # node grid of the bound: the cost side is read at the left end of each step
 
 
 def _size_points(lo: int, hi: int, needs: Iterable[int]) -> list[int]:
-    """Node counts from ``lo`` to ``hi``: a geometric grid plus every workload's minimum."""
-    points = {n for n in needs if lo <= n <= hi}
-    n = lo
+    """Node counts from ``lo`` to ``hi``: ``lo``, every workload's minimum and the points of one
+    geometric grid from 1 (the same for every bound, so the costs at its points are computed
+    once whatever the thresholds)."""
+    points = {lo} | {n for n in needs if lo <= n <= hi}
+    n = 1
     while n <= hi:
-        points.add(n)
+        if n >= lo:
+            points.add(n)
         n = max(n + 1, int(n * _GRID_STEP))
     return sorted(points)
 
@@ -131,8 +168,15 @@ class _Knapsack:
         self.order = sorted(need, key=lambda w: (-(floors[w] / gpu_s[w]) if gpu_s[w] > 0 else -math.inf, w))
         self.gpu_s = gpu_s
         self.deadlines = deadlines
+        self._memo: dict[int, float] = {}
 
     def cost(self, n: int) -> float:
+        found = self._memo.get(n)
+        if found is None:
+            found = self._memo[n] = self._cost(n)
+        return found
+
+    def _cost(self, n: int) -> float:
         outside = sum(self.floors[w] for w in self.outside)
         inside = [w for w in self.order if self.need[w] <= n]
         outside += sum(self.floors[w] for w in self.need if self.need[w] > n)
@@ -173,6 +217,14 @@ def flops_gpu_seconds(ws: Workspace, key: str) -> dict[str, float]:
 def server_cost(ws: Workspace, key: str, nodes: int) -> float:
     """Servers (kept over the horizon and powered) and the leaves their NIC ports need: a part
     of :meth:`~designer.optimize.workspace.Workspace.program_cost` that needs no cabling."""
+    memo = ("server", key, nodes)
+    if memo not in ws.floors:
+        # Every bound over a size grid asks for the same sizes again.
+        ws.floors[memo] = _server_cost(ws, key, nodes)
+    return ws.floors[memo]
+
+
+def _server_cost(ws: Workspace, key: str, nodes: int) -> float:
     cand = ws.by_key[key]
     system = ws.system(key)
     if not isinstance(system, OnPremSystem):
@@ -187,12 +239,25 @@ def server_cost(ws: Workspace, key: str, nodes: int) -> float:
                                      racks=0)
 
 
-def refined_bound(ws: Workspace, key: str, th: Thresholds, keys: Iterable[str] | None = None) -> float:
+def refined_bound(ws: Workspace, key: str, th: Thresholds, keys: Iterable[str] | None = None,
+                  scanned: Iterable[str] | None = None) -> float:
     """:func:`lower_bound` at the smallest GPU counts and fewest GPU-seconds of the options that
-    qualify on the candidate's own network (the program chooses among those alone)."""
+    qualify on the candidate's own network (the program chooses among those alone).
+
+    ``scanned``: only these workloads have been evaluated on the candidate under ``th``; the
+    others keep the bounds of :func:`lower_bound` (the smallest count on the best network of the
+    candidate's kind, the FLOPs at peak), each no more than what its evaluation would give, so
+    the result stays a bound however few are evaluated."""
     sizes: dict[str, int | None] = {}
     seconds: dict[str, float] = {}
+    names = None if scanned is None else set(scanned)
+    cand = ws.by_key[key]
+    floor = flops_gpu_seconds(ws, key)
     for w in ws.workloads:
+        if names is not None and w.name not in names:
+            sizes[w.name] = ws.ideal_gpus(w, cand, th)
+            seconds[w.name] = floor[w.name]
+            continue
         ok = [e for e in ws.evaluations.get((w.name, key), ()) if th.admits(w.name, e.time_s, e.utilization)]
         sizes[w.name] = min(e.gpus for e in ok) if ok else None
         if ok:

@@ -79,6 +79,9 @@ def undominated(ws: Workspace, keys: Iterable[str]) -> list[str]:
     """The on-prem candidates among ``keys`` that no other among ``keys`` dominates (see the
     module docstring), in the order given; cloud keys pass through."""
     keys = list(keys)
+    memo = ("undominated", tuple(keys))
+    if memo in ws.floors:
+        return list(ws.floors[memo])  # every search over the same candidates asks again
     groups: dict[tuple, list[Candidate]] = {}
     for key in keys:
         cand = ws.by_key[key]
@@ -96,4 +99,7 @@ def undominated(ws: Workspace, keys: Iterable[str]) -> list[str]:
                 if _at_least_as_good(ws, a, b) and (a.key < b.key or not _at_least_as_good(ws, b, a)):
                     dominated.add(b.key)
                     break
-    return [k for k in keys if k not in dominated]
+    kept = [k for k in keys if k not in dominated]
+    if not ws.deadline.expired():  # a search cut short may have left dominated twins in
+        ws.floors[memo] = tuple(kept)
+    return kept

@@ -19,7 +19,7 @@ __all__ = ["Workspace", "CLOUD_MAX_INSTANCES"]
 import math
 from dataclasses import replace
 from types import MappingProxyType
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Iterable, Mapping, Sequence
 
 from designer import perf, topology
 from designer.catalog import domain
@@ -69,7 +69,8 @@ class Workspace:
                                          if any(cr := preferences.credits_of(task.preferences, c, task.catalog))})
         self.solves = 0  # programs solved (the drivers count them)
         self._cost_cache: dict[tuple[str, int], float] = {}
-        self.floors: dict[tuple, float] = {}  # memo of designer.optimize.bounds.cloud_floor
+        # Memo of designer.optimize.bounds (cloud floors, first bounds) and dominance (undominated sets).
+        self.floors: dict[tuple, object] = {}
         self._max_nodes: dict[str, int] = {}
         self.cloud_version = 0  # cloud evaluations stored so far, to know when cached floors are stale
         self.deadline: Deadline = NO_DEADLINE  # the command's (the planner sets it)
@@ -194,8 +195,15 @@ class Workspace:
         """Whether any workload has been evaluated on candidate ``key`` (its costly step is done)."""
         return any((w.name, key) in self.evaluations for w in self.workloads)
 
-    def prepare(self, key: str, th: Thresholds, *, down_to_gpus: int | None = None) -> bool:
-        """Price candidate ``key`` and evaluate every workload on it; False if it is unusable."""
+    def prepare(self, key: str, th: Thresholds, *, down_to_gpus: int | None = None,
+                order: Sequence[Workload] | None = None,
+                pruned: Callable[[Sequence[str]], bool] | None = None) -> bool:
+        """Price candidate ``key`` and evaluate every workload on it; False if it is unusable.
+
+        ``order``: the workloads in the order to evaluate them (the task's by default). After
+        each, ``pruned`` (if given) is asked with the names evaluated so far whether the
+        candidate can still matter; when it says no, the rest are left unevaluated and False is
+        returned (a later call evaluates them: what was scanned is kept)."""
         if self.system(key) is None:
             return False
         cand = self.by_key[key]
@@ -203,13 +211,17 @@ class Workspace:
         if max_nodes < 1:
             self.skipped[key] = "no size fits the limits"
             return False
-        for w in self.workloads:
+        done: list[str] = []
+        for w in (self.workloads if order is None else order):
             if self.deadline.expired():
                 return False  # what was scanned is kept; the rest waits for a later call
             start = self.ideal_gpus(w, cand, th)
             if down_to_gpus is not None:
                 start = min(start or down_to_gpus, down_to_gpus)
             self._scan(w, cand, max_nodes, th, start)
+            done.append(w.name)
+            if pruned is not None and len(done) < len(self.workloads) and pruned(done):
+                return False
         return True
 
     def _scan(self, w: Workload, cand: Candidate, max_nodes: int, th: Thresholds, start: int | None) -> None:
