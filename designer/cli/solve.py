@@ -33,6 +33,10 @@ def solve(
     fmt: SolveFormat = typer.Option(SolveFormat.table, "--format", "-f", help="What to print."),
     solver: SolverName = SOLVER_OPTION,
     time_limit: Optional[float] = WHOLE_TIME_LIMIT_OPTION,
+    top: int = typer.Option(1, "--top", min=1, max=20,
+                            help="Also rank the N best distinct designs (each another on-prem system, or the "
+                                 "cloud alone), with their cost over the chosen one, in the alternatives "
+                                 "(labels rank=1 ... rank=N)."),
 ) -> None:
     """Find the cheapest design meeting every constraint. Exit 0 solved, 2 bad input, 3 infeasible, 4 no answer in time."""
     import time
@@ -52,7 +56,7 @@ def solve(
         left = None if time_limit is None else max(0.1, time_limit - (time.monotonic() - started))
         progress = SolveProgress(quiet=bool(state.get("quiet")), time_limit_s=time_limit)
         try:
-            result = planner.plan(spec, catalog, solver=solver.value, time_limit_s=left, progress=progress)
+            result = planner.plan(spec, catalog, solver=solver.value, time_limit_s=left, progress=progress, top=top)
         finally:
             progress.close()
         if output is not None:

@@ -9,7 +9,8 @@ network a job sees, its options), :mod:`~designer.optimize.pricing` (unit costs,
 :mod:`~designer.optimize.min_time` (the solve drivers), :mod:`~designer.optimize.problem` (the
 program's data), :mod:`~designer.optimize.formulation` and :mod:`~designer.optimize.milp` (the
 program and its solving; the only modules importing PuLP) and :mod:`~designer.optimize.explain`
-(explanations found by re-solving). Nothing is imported here.
+(explanations found by re-solving) and :mod:`~designer.optimize.ranked` (the N best distinct
+designs). Nothing is imported here.
 """
 
 __all__: list[str] = []

@@ -42,7 +42,8 @@ _SAME_OBJECTIVE = 1e-9  # relative difference of two programs' objectives that c
 
 def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, limits: Limits | None = None,
           objective: str | None = None, solver: str = "highs", time_limit_s: float | None = None,
-          cutoff: float | None = None, evaluations: int | None = None, below: float | None = None) -> Solution:
+          cutoff: float | None = None, evaluations: int | None = None, below: float | None = None,
+          require_onprem: bool = False) -> Solution:
     """Optimum over the candidates ``keys`` (all by default): on-prem candidates in order of
     their cost bound, a batch at a time (see the module docstring), stopping once the bound
     reaches the best cost found (``min_total_cost``; other objectives try every candidate).
@@ -64,6 +65,8 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
         below: only a design whose objective is below this is wanted (a binding test asks
             whether relaxing a constraint finds a better design than the one chosen): every
             program stops as soon as its bound reaches it.
+        require_onprem: only designs that build an on-prem system (the cloud alone is never
+            the answer).
 
     When the workspace's deadline (:class:`~designer.optimize.clock.Deadline`) passes, the best
     design so far is returned as ``feasible``, its gap measured against the lowest bound of the
@@ -87,7 +90,7 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
         if ws.prepare(k, th):
             ready.append(k)
     best: Solution | None = None
-    if deadline.limit_s is not None and ready and objective != "min_time":
+    if deadline.limit_s is not None and ready and objective != "min_time" and not require_onprem:
         # Under a time limit, the cloud alone first: a design in hand before the long search.
         best = _cloud_only(ws, ready, th, limits, objective, solver, time_limit_s, cutoff if prunable else None)
     onprem = dominance.undominated(ws, [k for k in keys if ws.by_key[k].deployment is Deployment.ON_PREM])
@@ -144,15 +147,17 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
             batch.append(k)
         if late is not None:
             break
-        if not batch and (best is not None or pending):
+        if not batch and (best is not None or pending or require_onprem):
             continue  # the cloud alone is in every program: solved alone only when nothing else is
         # A design builds at most one on-prem system, so the optimum is the best of the
         # programs over (cloud + each batch); each is small, and objectives of different
         # batches compare directly (ties are priced by each system's global rank).
         try:
             ws.solves += 1
-            sol = solve_scheduled(ws.problem([*ready, *batch], th, limits=limits, objective=objective),
-                                  solver=solver, time_limit_s=time_limit_s, deadline=deadline,
+            problem = ws.problem([*ready, *batch], th, limits=limits, objective=objective)
+            if require_onprem:
+                problem = replace(problem, onprem_required=True)
+            sol = solve_scheduled(problem, solver=solver, time_limit_s=time_limit_s, deadline=deadline,
                                   cutoff=_beats(best, below))
         except InfeasibleError:
             continue

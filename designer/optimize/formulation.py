@@ -127,6 +127,11 @@ class Builder:
         # (1)
         if p.onprem:
             self.m += pulp.lpSum(s["y"] for s in self.sys.values()) <= 1, "one_onprem_system"
+        if p.onprem_required:
+            if not p.onprem:
+                raise InfeasibleError("the design must build an on-prem system and none is among the candidates")
+            # A ranking of designs asks for the best that builds one, the cloud alone being ranked already.
+            self.m += pulp.lpSum(s["y"] for s in self.sys.values()) >= 1, "onprem_system_built"
         # (2)
         for w in p.workloads:
             terms = [v for (ww, _, _), v in self.x.items() if ww == w]

@@ -236,6 +236,8 @@ class Problem:
     # Soft preferences (designer.optimize.preferences): system key -> (dollars per design, shared
     # among the workloads run on it; share of its cost) credited in the objective. Absent: none.
     credits: Mapping[str, tuple[float, float]] = field(default_factory=lambda: MappingProxyType({}))
+    # The design must build one of the on-prem systems (the best design other than the cloud alone).
+    onprem_required: bool = False
 
 
 def min_overlap_s(time_s: float, deadline_s: float, t1: float, t2: float) -> float:

@@ -19,7 +19,7 @@ from designer.catalog.pricebook import apply_price_book
 from designer.catalog.types import Catalog
 from designer.design.model import Design
 from designer.errors import InfeasibleError, SolverTimeoutError
-from designer.optimize import alternatives as class_alternatives, batches, explain
+from designer.optimize import alternatives as class_alternatives, batches, explain, ranked
 from designer.optimize.candidates import Candidate
 from designer.optimize.clock import Deadline, OutOfTime
 from designer.optimize.milp import Solution
@@ -43,7 +43,7 @@ _SHORTFALLS_UP_TO = 8
 def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: float | None = None,
          efficiency: ModelEfficiency | None = None, explain_design: bool = True,
          keep: Callable[[Candidate], bool] | None = None,
-         progress: Callable[[int, int, float | None], None] | None = None) -> Design:
+         progress: Callable[[int, int, float | None], None] | None = None, top: int = 1) -> Design:
     """Find the design of lowest cost (or time) that meets every constraint of ``spec``.
 
     Args:
@@ -63,6 +63,9 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
             alternatives or constraint table, and an infeasible spec's error gives only the
             shortfalls of up to a few candidates (studies that solve many variants).
         keep: consider only the candidate systems it accepts (a study pricing one design).
+        top: with more than 1, the design's alternatives also hold the ``top`` best distinct
+            designs, labelled ``rank=1`` (the chosen one) to ``rank=N``
+            (:func:`designer.optimize.ranked.ranked`).
 
     Raises:
         InfeasibleError: nothing meets the constraints; the error lists conflicts and, for each,
@@ -111,6 +114,11 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
     except OutOfTime:
         alternatives = ()
         warnings.append("time limit reached: alternatives not explored")
+    if top > 1:
+        try:
+            alternatives = (*alternatives, *ranked.ranked(ws, th, sol, top, measure=measure, **run))
+        except OutOfTime:
+            warnings.append("time limit reached: the ranking of the best designs is not complete")
     try:
         constraints = explain.constraint_status(ws, th, sol, measure=measure, **run)
     except OutOfTime:
