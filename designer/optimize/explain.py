@@ -11,6 +11,7 @@ from __future__ import annotations
 
 __all__ = ["diagnose", "shortfalls", "constraint_status", "Measures", "program_measures"]
 
+import math
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Callable, Mapping
@@ -141,38 +142,84 @@ def _bisect_low(lo: float, hi: float, ok: Callable[[float], bool], step: float) 
     return lo
 
 
+def _smallest(lo: float, hi: float, works: Callable[[float], bool], step: float) -> float | None:
+    """Smallest x in [lo, hi] (to ``step``, or exactly for whole numbers with ``step`` 1) with
+    works(x), given works is monotone (true above some x); checked, not assumed, at ``hi``.
+    None when not even ``hi`` works."""
+    if not works(hi):
+        return None
+    if lo >= hi or works(lo):
+        return min(lo, hi)
+    while hi - lo > step:  # works(hi), not works(lo)
+        mid = (lo + hi) / 2 if step < 1 else (lo + hi) // 2
+        if mid in (lo, hi):
+            break
+        if works(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+_MONEY_STEP = 1e-4  # relative precision of a suggested budget or power limit
+
+
 def diagnose(ws: Workspace, th: Thresholds, *, solver: str, time_limit_s: float | None,
-             measure: Callable[[Solution], Measures] = program_measures) -> InfeasibleError:
+             measure: Callable[[Solution], Measures] = program_measures,
+             fits: Callable[[Limits], bool] | None = None) -> InfeasibleError:
     """Explain an infeasible spec: what conflicts, and the smallest change to each limit that makes
-    it feasible (each found by solving with only that limit changed). A suggested limit is the
-    larger of the program's figure and the exact one (``measure``), so the design it buys fits it."""
+    it feasible (each found by solving with only that limit changed).
+
+    A budget, power or rack limit is searched between the program's optimum of that figure (no
+    design counts less, however laid out) and the larger of the program's and the exact figure
+    (``measure``) of that design; ``fits(limits)`` (the planner's whole check: a design whose
+    bill of materials and floor layout meet every limit) decides each probe, and the suggestion is
+    one it accepted. Without ``fits``, the program's own figures decide. The reasons are gathered
+    after the searches, from every evaluation they made, so none contradicts a suggestion."""
     limits = ws.limits()
     run = dict(solver=solver, time_limit_s=time_limit_s)
-    reasons = _best_achievable(ws, th)
     relax: list[str] = []
+    over: list[str] = []
+
+    def check(changed: Limits) -> bool:
+        if ws.deadline.expired():
+            raise OutOfTime
+        if fits is not None:
+            return fits(changed)
+        return _try(ws, th, limits=changed, **run) is not None
+
+    def searched(field: str, program: float, exact: float, whole: bool = False) -> float | None:
+        step = 1 if whole else max(_MONEY_STEP * exact, 0.01)
+        return _smallest(program, exact, lambda x: check(replace(limits, **{field: int(x) if whole else x})), step)
+
     if limits.total_usd is not None:
         sol = _try(ws, th, limits=replace(limits, total_usd=None), **run)
         if sol is not None:
-            need = _larger(sol, measure).total_usd
-            relax.append(f"raise budget.total from {format_money(limits.total_usd)} to {format_money(need + 0.01)}")
-            reasons.append(f"the cheapest design costs {format_money(need)} in total, over the "
-                           f"{format_money(limits.total_usd)} budget")
+            need = searched("total_usd", _total(sol), _larger(sol, measure).total_usd + 0.01)
+            if need is not None:
+                relax.append(f"raise budget.total from {format_money(limits.total_usd)} to {format_money(need)}")
+                over.append(f"the cheapest design costs {format_money(need)} in total, over the "
+                            f"{format_money(limits.total_usd)} budget")
     if limits.capex_usd is not None:
         sol = _try(ws, th, limits=replace(limits, capex_usd=None), objective="min_capex", **run)
         if sol is not None:
-            need = _larger(sol, measure).capex_usd
-            relax.append(f"raise budget.capex from {format_money(limits.capex_usd)} to {format_money(need + 0.01)}")
+            need = searched("capex_usd", sol.capex_usd, _larger(sol, measure).capex_usd + 0.01)
+            if need is not None:
+                relax.append(f"raise budget.capex from {format_money(limits.capex_usd)} to {format_money(need)}")
     if limits.power_w is not None:
         sol = _try(ws, th, limits=replace(limits, power_w=None), objective="min_power", **run)
         if sol is not None:
-            need = _larger(sol, measure).power_w
-            relax.append(f"raise constraints.max_power from {format_power(limits.power_w)} to "
-                         f"{format_power(need * (1 + 1e-6))}")
+            need = searched("power_w", sol.extras["power_w"], _larger(sol, measure).power_w * (1 + 1e-6))
+            if need is not None:
+                relax.append(f"raise constraints.max_power from {format_power(limits.power_w)} to {format_power(need)}")
     if limits.racks is not None:
         sol = _try(ws, th, limits=replace(limits, racks=None), objective="min_racks", **run)
         if sol is not None:
-            need = _larger(sol, measure).racks
-            relax.append(f"raise constraints.max_racks from {limits.racks} to {int(round(need))}")
+            # The program's least rack count (rounded up) is a floor for every layout.
+            floor = max(limits.racks + 1, math.ceil(sol.extras["racks"] - 1e-9))
+            need = searched("racks", floor, max(floor, round(_larger(sol, measure).racks)), whole=True)
+            if need is not None:
+                relax.append(f"raise constraints.max_racks from {limits.racks} to {int(need)}")
     if th.min_utilization > 0:
         found = _bisect_low(0.0, th.min_utilization,
                             lambda u: _try(ws, replace(th, min_utilization=u), **run) is not None, _UTIL_STEP)
@@ -192,6 +239,8 @@ def diagnose(ws: Workspace, th: Thresholds, *, solver: str, time_limit_s: float 
         if found is not None and found < 1.0:
             relax.append(f"extend the deadline of {w.name} from {w.deadline_s / SECONDS_PER_DAY:g} to "
                          f"{w.deadline_s / found / SECONDS_PER_DAY:.1f} days")
+    # After the searches: what they evaluated is what the reasons report.
+    reasons = [*_best_achievable(ws, th), *over]
     message = "no design meets every constraint"
     if not relax:
         message += "; no single change to a budget, limit, utilization target or deadline is enough"

@@ -96,7 +96,8 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
     except InfeasibleError as exc:
         if explain_design:
             try:
-                raise explain.diagnose(ws, th, measure=measure, **run) from None
+                raise explain.diagnose(ws, th, measure=measure, fits=lambda lim: _fits(ws, th, lim, measure, run),
+                                       **run) from None
             except OutOfTime:
                 raise InfeasibleError(str(exc.args[0]) if exc.args else "no design meets every constraint",
                                       reasons=("the time limit passed before the smallest relaxation was found",)) from None
@@ -148,20 +149,32 @@ def _excess(limits: Limits, m: explain.Measures) -> dict[str, float]:
     return out
 
 
-def _within_limits(ws: Workspace, th: Thresholds, sol: Solution, measure, run: dict) -> Solution:
+def _fits(ws: Workspace, th: Thresholds, limits: Limits, measure, run: dict) -> bool:
+    """Whether some design meets ``limits`` as laid out (:func:`_within_limits`): what a
+    suggested relaxation is checked with."""
+    try:
+        sol = batches.solve(ws, th, limits=limits, **run)
+        _within_limits(ws, th, sol, measure, run, limits)
+    except (InfeasibleError, SolverTimeoutError):
+        return False
+    return True
+
+
+def _within_limits(ws: Workspace, th: Thresholds, sol: Solution, measure, run: dict,
+                   spec_limits: Limits | None = None) -> Solution:
     """A solution whose exact figures (bill of materials, floor layout) meet the spec's budgets,
     power and rack limits.
 
     The program counts racks by a pooled formula and prices links at a reference size, so a
     design it finds just under a limit can exceed it by a few racks' worth once laid out. When
     that happens the limit the program sees is lowered by the excess and the program solved
-    again, until the design fits.
+    again, until the design fits. ``spec_limits``: the limits to meet (the spec's by default).
 
     Raises:
         InfeasibleError: no design fits once the limits are lowered by the excesses found; it
             names the first design's exact figures as the limits that admit it.
     """
-    spec_limits = ws.limits()
+    spec_limits = ws.limits() if spec_limits is None else spec_limits
     limits = spec_limits
     first = measure(sol)
     m = first
