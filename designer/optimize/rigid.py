@@ -19,16 +19,18 @@ last program's bound.
 
 from __future__ import annotations
 
-__all__ = ["solve_scheduled", "pack_solution", "NOT_BELOW_CUTOFF"]
+__all__ = ["solve_scheduled", "pack_solution", "overfull", "NOT_BELOW_CUTOFF"]
 
 import math
 from dataclasses import replace
+
+import numpy as np
 from types import MappingProxyType
 
 from designer.errors import InfeasibleError
 from designer.optimize.clock import Deadline
 from designer.optimize.milp import Solution, solve_problem
-from designer.optimize.problem import OnPremSystem, Problem, min_overlap_s
+from designer.optimize.problem import OnPremSystem, Problem
 from designer.optimize import repair
 from designer.optimize.schedule import Job, Slot, pack
 
@@ -145,19 +147,32 @@ def _energy_cuts(problem: Problem, sol: Solution) -> list[tuple[float, float]]:
     key = sol.onprem_key
     capacity = _system(problem, key).candidate.gpus_per_node * sol.nodes
     jobs = [(o.held_gpus, o.time_s, problem.deadlines_s[w]) for w, (k, o) in sol.assignment.items() if k == key]
+    return overfull(jobs, capacity, set(problem.energy))
+
+
+def overfull(jobs: list[tuple[int, float, float]], capacity: int,
+             held: set[tuple[float, float]] | frozenset = frozenset()) -> list[tuple[float, float]]:
+    """The intervals of :func:`_energy_cuts` for ``jobs`` ((GPUs, time, deadline), seconds) on
+    ``capacity`` GPUs: at most :data:`_ENERGY_CUTS`, most overfull first, none of ``held``."""
+    if not jobs:
+        return []
     starts = sorted({0.0} | {d - t for _, t, d in jobs if d > t})
     ends = sorted({t for _, t, _ in jobs} | {d for _, _, d in jobs})
-    held = set(problem.energy)
-    found = []
-    for t1 in starts:
-        for t2 in ends:
-            if t2 <= t1 or (t1, t2) in held:
-                continue
-            need = sum(g * min_overlap_s(t, d, t1, t2) for g, t, d in jobs)
-            over = need / (capacity * (t2 - t1))
-            if over > 1 + _ENERGY_TOL:
-                found.append((-over, t1, t2))
-    return [(t1, t2) for _, t1, t2 in sorted(found)[:_ENERGY_CUTS]]
+    # Every interval at once (intervals x jobs): the least overlap of
+    # designer.optimize.problem.min_overlap_s, as arrays; a portfolio of W jobs has ~W^2 intervals.
+    g, t, d = (np.array(col, dtype=float) for col in zip(*jobs))
+    t1 = np.array(starts)[:, None, None]
+    t2 = np.array(ends)[None, :, None]
+    first = np.minimum(t2, t) - np.maximum(t1, 0.0)
+    last = np.minimum(t2, d) - np.maximum(t1, d - t)
+    overlap = np.maximum(0.0, np.minimum(np.minimum(first, last), t2 - t1))
+    need = (overlap * g).sum(axis=2)
+    width = (t2 - t1)[:, :, 0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        over = np.where(width > 0, need / (capacity * np.where(width > 0, width, 1.0)), 0.0)
+    found = [(-float(over[i, j]), starts[i], ends[j]) for i, j in zip(*np.nonzero(over > 1 + _ENERGY_TOL))
+             if (starts[i], ends[j]) not in held]
+    return [(a, b) for _, a, b in sorted(found)[:_ENERGY_CUTS]]
 
 
 def _fallback(problem: Problem, sol: Solution, run: dict) -> Solution:
