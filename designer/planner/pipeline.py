@@ -104,7 +104,7 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
         reasons = explain.shortfalls(ws, th) if len(candidates) <= _SHORTFALLS_UP_TO else exc.reasons
         raise InfeasibleError("no design meets every constraint", reasons=reasons) from None
     sol = _within_limits(ws, th, sol, measure, run)
-    warnings = [spec_warning_text(w) for w in spec.warnings]
+    warnings = [spec_warning_text(w) for w in spec.warnings] + _pinned_unused(ws, sol)
     if sol.status != "optimal":
         why = sol.note or "time limit reached"
         warnings.append(f"{why}: best design found, optimality gap {sol.gap:.2%}")
@@ -126,6 +126,31 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
         constraints = ()
         warnings.append("time limit reached: which constraints bind was not checked")
     return assemble_design(spec, ws, sol, alternatives, constraints, tuple(warnings))
+
+
+_OBJECTIVE_WORDS = {"min_total_cost": "total cost", "min_capex": "capital cost", "min_power": "power",
+                    "min_racks": "racks", "min_cost_per_token": "cost per token", "min_time": "time"}
+
+
+def _pinned_unused(ws: Workspace, sol: Solution) -> list[str]:
+    """Why a workload of a spec that pins the system (``system.nodes``) runs on fewer GPUs than it
+    has: the objective's design uses the smallest size that meets the workload's thresholds
+    (more GPUs for less time costs more energy and runs at lower utilization), unless the spec
+    pins the workload's GPUs."""
+    if ws.fixed_nodes is None or sol.onprem_key is None:
+        return []
+    cand = ws.by_key[sol.onprem_key]
+    cluster = sol.nodes * cand.gpus_per_node
+    out = []
+    for w in ws.workloads:
+        key, o = sol.assignment[w.name]
+        if key != sol.onprem_key or w.gpus is not None or o.held_gpus >= cluster:
+            continue
+        least = _OBJECTIVE_WORDS.get(ws.task.objective, ws.task.objective)
+        out.append(f"workload '{w.name}' runs on {o.gpus:,} of the {cluster:,} GPUs of the pinned system: the "
+                   f"design of least {least} meets its thresholds at that size "
+                   "(more GPUs cost more energy at lower utilization); set its gpus to run on more")
+    return out
 
 
 _LIMIT_ROUNDS = 5  # re-solves allowed to bring a design's exact figures under the spec's limits
