@@ -181,7 +181,8 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
                               + (" and is cheaper than the cutoff" if cutoff is not None else ""))
     if late:
         late_bounds = [first_bounds.get(k, 0.0) for k in late] if prunable else None
-        best = _out_of_time(best, late_bounds, len(late), len(onprem), budget_out)
+        unbounded = sum(k not in first_bounds for k in late)
+        best = _out_of_time(best, late_bounds, len(late), len(onprem), budget_out, unbounded)
     return best
 
 
@@ -245,10 +246,11 @@ NONE_IN_BUDGET = "no feasible design found among the candidates evaluated"
 
 
 def _out_of_time(best: Solution, late_bounds: list[float] | None, left: int, total: int,
-                 budget_out: bool = False) -> Solution:
+                 budget_out: bool = False, unbounded: int = 0) -> Solution:
     """``best`` as the answer of a search the deadline (or its evaluation budget) cut short:
     ``feasible``, its gap to the lowest cost bound of the candidates left untried (unknown,
-    100%, where costs have no bound)."""
+    100%, where costs have no bound, or ``unbounded`` candidates' bounds were not reached: the
+    note then says so, as a 100% gap alone would not)."""
     total_usd = best.capex_usd + best.opex_usd + best.cloud_usd
     if late_bounds is not None and total_usd > 0:
         gap = max(best.gap, (total_usd - min(min(late_bounds), total_usd)) / total_usd)
@@ -256,4 +258,7 @@ def _out_of_time(best: Solution, late_bounds: list[float] | None, left: int, tot
         gap = 1.0
     why = "evaluation budget spent" if budget_out else "time limit reached"
     note = f"{why} with {left} of {total} on-prem candidates untried"
+    if unbounded and gap >= 1.0:
+        note += (f" ({unbounded} before their cost bound was computed, so the gap is not bounded; "
+                 "a longer --time-limit bounds it)")
     return replace(best, status="feasible", gap=gap, note="; ".join(x for x in (best.note, note) if x))
