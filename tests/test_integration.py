@@ -279,6 +279,7 @@ constraints:
   fabrics: [ethernet, roce, infiniband]
   topologies: [single_switch, fat_tree, rail_optimized, rail_only]
   oversubscription: [1, 2, 3]
+  allow_nic_downrate: true
 """
 
 

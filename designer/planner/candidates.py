@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = ["MAX_CANDIDATES", "enumerate_candidates"]
 
+from designer.catalog.media import gbps_name
 from designer.catalog.types import Catalog, Protocol
 from designer.errors import CatalogError, SpecError
 from designer.topology.layout import IN_RACK_M
@@ -61,7 +62,9 @@ def enumerate_candidates(spec: Spec, catalog: Catalog, *, links: bool = True
     the NIC's rate natively or by breakout, and the catalog must hold parts that link the server's
     compute cage to a switch cage, and two switch cages, at that rate (both cages filled, the same
     lanes x lane rate at both ends; :mod:`designer.topology.links`), else the reason is kept and
-    the next lower rate is tried; ``single_switch`` and ``rail_only`` are considered only
+    the next lower rate is tried. A rate below the NIC's native one is a candidate only when the
+    spec allows it (``constraints.allow_nic_downrate``) or pins the switch: a server's NICs are
+    bought with it, so by default the switch is chosen to run them at their rate. ``single_switch`` and ``rail_only`` are considered only
     at oversubscription 1 (they have no leaf uplinks to thin out). Cloud instances come with their
     provider's network, which is their fabric; each is a candidate once per pricing model of the
     spec that the catalog prices it under (never under another model's price). Servers and switches
@@ -132,6 +135,14 @@ def enumerate_candidates(spec: Spec, catalog: Catalog, *, links: bool = True
                         if links:
                             continue
                         rate = rates[0]
+                    if rate < nic.rate_Bps and not c.allow_nic_downrate and pin.switch is None:
+                        # A server's NICs are part of it: bought at 400G, run at 400G unless the
+                        # buyer says otherwise (a pinned switch says so too, with a warning).
+                        rejected.append(Rejection(
+                            f"{server.name} with {switch.name}",
+                            f"runs its NIC {nic.name} at {gbps_name(rate)} below its native "
+                            f"{gbps_name(nic.rate_Bps)} (allow it with constraints.allow_nic_downrate: true)"))
+                        continue
                     link = 0.0 if rate == nic.rate_Bps else rate
                     for topology in c.topologies:
                         if not _allowed(topology, pin.topology):

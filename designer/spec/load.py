@@ -255,6 +255,7 @@ def _build(raw: SpecInput, found: _Found, base_dir: Path, digest: str) -> Spec:
         gpus=tuple(dict.fromkeys(c.gpus)), max_power_w=c.max_power, max_racks=c.max_racks, max_nodes=c.max_nodes,
         oversubscription=tuple(sorted(set(c.oversubscription))),
         pricing=tuple(Pricing(p) for p in dict.fromkeys([c.pricing] if isinstance(c.pricing, str) else c.pricing)),
+        allow_nic_downrate=c.allow_nic_downrate,
     )
     if not constraints.pricing:
         found.error("constraints.pricing needs at least one pricing model", ("constraints", "pricing"))

@@ -132,6 +132,7 @@ class Constraints:
     max_nodes: int | None
     oversubscription: tuple[float, ...]  # candidate leaf oversubscription ratios
     pricing: tuple[Pricing, ...]  # how cloud hours may be bought (the optimizer picks per instance)
+    allow_nic_downrate: bool = False  # NICs may run below their native rate on a slower switch
 
 
 @dataclass(frozen=True, slots=True)

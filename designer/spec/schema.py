@@ -201,6 +201,10 @@ class _Constraints(_Strict):
     oversubscription: list[Annotated[float, Field(ge=1, le=16)]] = Field(
         default_factory=lambda: [1.0, 2.0, 3.0], min_length=1,
         description="Leaf oversubscription ratios to consider (downlinks : uplinks).", examples=[[1, 2]])
+    allow_nic_downrate: bool = Field(
+        False, description="Let a server's NICs run below their native rate (a 400G NIC on a 200G or 100G "
+        "switch). Off: only switches that run them at their rate are considered, unless the spec pins the "
+        "switch.", examples=[True])
     pricing: _PricingModel | list[_PricingModel] = Field(
         "on_demand", description="How cloud hours are bought: on_demand, reserved_1y or reserved_3y (the whole "
         "term is paid for), capacity_block; a list lets the optimizer choose per instance.",

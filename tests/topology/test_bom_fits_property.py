@@ -33,6 +33,7 @@ constraints:
   fabrics: [ethernet, roce, infiniband]
   topologies: [single_switch, fat_tree, rail_optimized, rail_only]
   oversubscription: [1, 2, 3]
+  allow_nic_downrate: true
 """
 CANDIDATES = enumerate_candidates(parse_spec(load_yaml_text(OPEN)), CAT)[0]
 SHAPES = {c.key: pricing.fabric_shape(c, CAT, FACILITY) for c in CANDIDATES}
