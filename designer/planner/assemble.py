@@ -19,6 +19,7 @@ from types import MappingProxyType
 from designer import __version__, perf
 from designer.design.bom import sort_lines, total_power_w
 from designer.catalog.media import GBPS
+from designer.planner.candidates import link_speed
 from designer.catalog.types import Catalog, Facility
 from designer.design.model import (
     Breakdown, CostBreakdown, Design, FacilityAssumptions, PreferenceCredit, PriceBookUsed, SoftwareUsed, SolverInfo,
@@ -185,7 +186,7 @@ def assemble_design(spec: Spec, ws: Workspace, sol: Solution, alternatives, cons
         peak = max(r.gpus for r in results)
         nodes, gpus = math.ceil(peak / main.gpus_per_node), peak
         tiers, racks = 0, 0
-    link_gbps, native_gbps = _link_speed(catalog, onprem)
+    link_gbps, native_gbps = link_speed(catalog, onprem)
     if native_gbps:
         server = catalog.servers[onprem.server]
         warnings = (*warnings, f"the {server.nics} {server.nic} NICs of each {server.name} run at "
@@ -210,17 +211,6 @@ def assemble_design(spec: Spec, ws: Workspace, sol: Solution, alternatives, cons
         catalog_files=_as_written(spec, catalog.files), price_book=price_book_used(spec, catalog),
         preferences=preference_credits(spec, ws, sol, cost, cloud_costs),
     )
-
-
-def _link_speed(catalog, onprem) -> tuple[float, float]:
-    """(scale-out Gb/s per GPU as the NICs run, their native Gb/s when they run below it, else 0)."""
-    if onprem is None:
-        return 0.0, 0.0
-    server = catalog.servers[onprem.server]
-    nic = catalog.nics[server.nic]
-    rate = onprem.link_rate_Bps or nic.rate_Bps
-    below = onprem.link_rate_Bps and onprem.link_rate_Bps < nic.rate_Bps - 1.0
-    return server.nics * rate / server.gpus / GBPS, (nic.rate_Bps / GBPS if below else 0.0)
 
 
 def preference_credits(spec: Spec, ws: Workspace, sol: Solution, cost, cloud_costs: Mapping[str, float]

@@ -7,9 +7,9 @@ each with a reason kept for the explanation.
 
 from __future__ import annotations
 
-__all__ = ["MAX_CANDIDATES", "enumerate_candidates"]
+__all__ = ["MAX_CANDIDATES", "enumerate_candidates", "link_speed"]
 
-from designer.catalog.media import gbps_name
+from designer.catalog.media import GBPS, gbps_name
 from designer.catalog.types import Catalog, Protocol
 from designer.errors import CatalogError, SpecError
 from designer.topology.layout import IN_RACK_M
@@ -195,3 +195,18 @@ def enumerate_candidates(spec: Spec, catalog: Catalog, *, links: bool = True
 
     out.sort(key=lambda cand: cand.key)
     return tuple(out), tuple(rejected)
+
+
+def link_speed(catalog: Catalog, cand: Candidate | None) -> tuple[float, float]:
+    """(scale-out Gb/s per GPU as the compute NICs run, their native Gb/s when they run below it, else 0).
+
+    Model: nics x rate / gpus per server, at the candidate's link rate where it runs the NICs
+    below their own (``Candidate.link_rate_Bps``), else at the NIC's; 0, 0 for no on-prem system.
+    """
+    if cand is None or cand.deployment is not Deployment.ON_PREM:
+        return 0.0, 0.0
+    server = catalog.servers[cand.server]
+    nic = catalog.nics[server.nic]
+    rate = cand.link_rate_Bps or nic.rate_Bps
+    below = cand.link_rate_Bps and cand.link_rate_Bps < nic.rate_Bps - 1.0
+    return server.nics * rate / server.gpus / GBPS, (nic.rate_Bps / GBPS if below else 0.0)

@@ -15,7 +15,7 @@ from designer import perf
 from designer.catalog.types import Catalog
 from designer.errors import PerfError, SpecError
 from designer.optimize.evaluate import Evaluator
-from designer.planner.candidates import enumerate_candidates
+from designer.planner.candidates import enumerate_candidates, link_speed
 from designer.planner.compile import compile_workload, facility_for
 from designer.optimize.candidates import Candidate
 from designer.spec.models import Spec
@@ -43,6 +43,9 @@ class Estimate:
     workloads: tuple[WorkloadEstimate, ...]
     warnings: tuple[str, ...] = ()
     gpus_per_domain_used: int | None = None  # system.gpus_per_domain_used, when the spec pins it
+    switch: str | None = None  # the fabric's switch (pinned, or the first candidate in key order)
+    link_gbps_per_gpu: float = 0.0  # scale-out Gb/s per GPU as the compute NICs run
+    nic_native_gbps: float = 0.0  # the NICs' own rate where they run below it (0: native)
 
 
 def estimate(spec: Spec, catalog: Catalog) -> Estimate:
@@ -85,8 +88,14 @@ def estimate(spec: Spec, catalog: Catalog) -> Estimate:
             raise PerfError(f"workload '{w.name}' on {gpus} GPUs of {cand.server}: {result.reason}{fewer} "
                             f"(the workload at {spec.locate(where)})")
         out.append(WorkloadEstimate(w.name, result.estimate, w.model.assumptions))
+    link_gbps, native_gbps = link_speed(catalog, cand)
+    if native_gbps:
+        server = catalog.servers[cand.server]
+        warnings.append(f"the {server.nics} {server.nic} NICs of each {server.name} run at "
+                        f"{cand.link_rate_Bps * 8 / 1e9:g} Gb/s, below their {native_gbps:g} Gb/s, on {cand.switch} "
+                        f"({link_gbps:g} Gb/s per GPU)")
     return Estimate(spec.name, cand.server, pin.nodes, cand.fabric, cand.topology, tuple(out), tuple(warnings),
-                    pin.gpus_per_domain_used)
+                    pin.gpus_per_domain_used, cand.switch, link_gbps, native_gbps)
 
 
 def pinned_candidate(spec: Spec, catalog: Catalog) -> tuple[Candidate, tuple[str, ...]]:

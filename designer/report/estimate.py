@@ -15,6 +15,8 @@ def estimate_to_json_dict(result: Any) -> dict[str, Any]:
     system = {"server": result.server, "nodes": result.nodes, "fabric": result.fabric, "topology": result.topology}
     if result.gpus_per_domain_used is not None:
         system["gpus_per_domain_used"] = result.gpus_per_domain_used
+    system.update(switch=result.switch, link_gbps_per_gpu=result.link_gbps_per_gpu,
+                  nic_native_gbps=result.nic_native_gbps)
     return {
         "system": system,
         "workloads": [{**w.estimate.to_json_dict(w.name), "assumptions": list(w.assumptions)}
@@ -26,6 +28,12 @@ def render_estimate(result: Any) -> str:
     """A table per workload: the plan, the predictions and the step-time breakdown."""
     head = (f"{result.spec_name}: {result.nodes} x {result.server}, {result.fabric} "
             f"{result.topology.replace('_', '-')}")
+    if result.switch:
+        head += f", {result.switch}"
+    if result.link_gbps_per_gpu:
+        head += f", {result.link_gbps_per_gpu:g} Gb/s per GPU"
+        if result.nic_native_gbps:
+            head += f" (NICs run below their {result.nic_native_gbps:g} Gb/s)"
     if result.gpus_per_domain_used is not None:
         head += f", {result.gpus_per_domain_used} GPUs used of each scale-up domain"
     head += "\n\n"

@@ -71,3 +71,25 @@ def test_a_slower_switch_is_not_a_candidate_unless_the_spec_allows_down_rating()
 def test_a_pinned_slower_switch_is_still_a_candidate():
     pairs, _ = _pairs(_roce_a100() + "system: {server: dgx-a100-80g, switch: nvidia-sn4600c}\n")
     assert pairs == {("dgx-a100-80g", "nvidia-sn4600c"): 100e9 / 8}
+
+
+def test_estimate_names_the_switch_and_the_link_speed(tmp_path):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(_roce_a100() + "system: {server: dgx-a100-80g, nodes: 4}\n")
+    doc = json.loads(RUNNER.invoke(app, ["estimate", str(spec), "--json"]).stdout)
+    # Unpinned, the switch runs the ConnectX-6 HDR at its 200G: 8 x 200G for 8 GPUs.
+    assert (doc["system"]["link_gbps_per_gpu"], doc["system"]["nic_native_gbps"]) == (200, 0)
+    assert doc["system"]["switch"] != "nvidia-sn4600c"
+
+
+def test_estimate_on_a_pinned_slower_switch_warns(tmp_path):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(_roce_a100() + "system: {server: dgx-a100-80g, switch: nvidia-sn4600c, nodes: 4}\n")
+    table = RUNNER.invoke(app, ["estimate", str(spec)])
+    doc = json.loads(RUNNER.invoke(app, ["estimate", str(spec), "--json"]).stdout)
+    assert {k: doc["system"][k] for k in ("switch", "link_gbps_per_gpu", "nic_native_gbps")} == {
+        "switch": "nvidia-sn4600c", "link_gbps_per_gpu": 100, "nic_native_gbps": 200}
+    assert table.stdout.startswith("tiny: 4 x dgx-a100-80g, roce ") and \
+        ", nvidia-sn4600c, 100 Gb/s per GPU (NICs run below their 200 Gb/s)\n" in table.stdout.splitlines(True)[0]
+    assert ("the 8 connectx6-hdr-200g NICs of each dgx-a100-80g run at 100 Gb/s, below their 200 Gb/s, "
+            "on nvidia-sn4600c (100 Gb/s per GPU)") in table.stderr
