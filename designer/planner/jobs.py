@@ -9,6 +9,8 @@ from __future__ import annotations
 
 __all__ = ["DEFAULT_CHECKPOINT_WRITE_BPS", "arch_for", "software_for", "job_for", "plan_constraints"]
 
+import dataclasses
+
 from designer import perf
 from designer.spec.models import ModelSpec, ParallelismSpec, WorkloadSpec
 
@@ -54,10 +56,12 @@ def job_for(w: WorkloadSpec, checkpoint_Bps_per_node: float | None = None) -> pe
 
 
 def plan_constraints(p: ParallelismSpec) -> perf.PlanConstraints | None:
-    """Pinned parts of a plan (``None`` when the whole plan is searched)."""
+    """Pinned parts of a plan (``None`` when the whole plan is searched).
+
+    The spec's ``parallelism`` and the search's constraints hold the same fields under the same
+    names (tests/planner/test_jobs.py checks it), so every field is carried over by name: a
+    degree added to both cannot be left out of the search.
+    """
     if p.is_auto:
         return None
-    return perf.PlanConstraints(tp=p.tp, pp=p.pp, dp=p.dp, ep=p.ep, cp=p.cp, microbatch=p.microbatch,
-                                virtual_stages=p.virtual_stages, zero=p.zero,
-                                sequence_parallel=p.sequence_parallel, first_stage_layers=p.first_stage_layers,
-                                last_stage_layers=p.last_stage_layers, schedule=p.schedule, etp=p.etp)
+    return perf.PlanConstraints(**{f.name: getattr(p, f.name) for f in dataclasses.fields(perf.PlanConstraints)})
