@@ -23,6 +23,7 @@ __all__ = [
     "gemm_flops_per_token",
     "attention_flops_per_token",
     "logit_flops_per_token",
+    "mtp_layer_flops_per_token",
     "forward_flops_per_token",
     "model_flops_per_token",
     "model_flops",
@@ -73,14 +74,25 @@ def logit_flops_per_token(model: ModelArch) -> float:
     return float(2 * model.hidden * model.vocab)
 
 
+def mtp_layer_flops_per_token(model: ModelArch) -> float:
+    """Forward FLOPs per token of one multi-token-prediction module without its pass through the
+    shared output head: its transformer layer (of the model's last kind) and the projection
+    ``M`` of ``[norm(h); norm(emb)]`` (``2 x 2h x h``; DeepSeek-V3 Technical Report sec. 2.2)."""
+    layer = gemm_flops_per_token(model, model.mtp_layer_moe()) + attention_flops_per_token(model)
+    return layer + 4.0 * model.hidden * model.hidden
+
+
 def forward_flops_per_token(model: ModelArch) -> float:
-    """Forward FLOPs per token of the whole model (all layers and the logits)."""
+    """Forward FLOPs per token of the whole model: all layers and the logits, and with
+    multi-token prediction each depth's module and its own logits (Megatron-Core counts them
+    alike: ``num_floating_point_operations`` with ``mtp_num_layers``)."""
     moe_layers = model.moe_layer_count
     dense_layers = model.layers - moe_layers
     layers = dense_layers * gemm_flops_per_token(model, False)
     layers += moe_layers * gemm_flops_per_token(model, True)
     layers += model.layers * attention_flops_per_token(model)
-    return layers + logit_flops_per_token(model)
+    mtp = model.mtp_layers * mtp_layer_flops_per_token(model) if model.mtp_layers else 0.0
+    return layers + mtp + (1 + model.mtp_layers) * logit_flops_per_token(model)
 
 
 def model_flops_per_token(model: ModelArch) -> float:
@@ -101,10 +113,10 @@ def recompute_flops_per_token(model: ModelArch, recompute: Recompute) -> float:
     recompute = Recompute(recompute)
     if recompute is Recompute.NONE:
         return 0.0
-    attention = model.layers * attention_flops_per_token(model)
+    attention = (model.layers + model.mtp_layers) * attention_flops_per_token(model)
     if recompute is Recompute.SELECTIVE:
         return attention
-    return forward_flops_per_token(model) - logit_flops_per_token(model)
+    return forward_flops_per_token(model) - (1 + model.mtp_layers) * logit_flops_per_token(model)
 
 
 def model_flops(model: ModelArch, sequences: float) -> float:

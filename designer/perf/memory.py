@@ -98,7 +98,8 @@ def _stages(model: ModelArch, tp: int, pp: int, ep: int, first: int | None,
     """(rank, layers, parameters) of the stages that bound memory: first, second, last."""
     if pp == 1:
         tables = 1 if model.tied_embeddings else 2
-        return ((0, model.layers, _params_on(model, tp, ep, model.layers, tables, etp)),)
+        layers = model.layers + model.mtp_layers
+        return ((0, layers, _params_on(model, tp, ep, layers, tables, etp)),)
     layout = stage_layout(model.layers, pp, first, last)
     if isinstance(layout, str):  # callers check the structure first; fall back to an even split
         layout = stage_layout(model.layers, pp, None, None)
@@ -106,7 +107,9 @@ def _stages(model: ModelArch, tp: int, pp: int, ep: int, first: int | None,
     out = [(0, layout.first, _params_on(model, tp, ep, layout.first, 1, etp))]
     if pp > 2:
         out.append((1, layout.middle, _params_on(model, tp, ep, layout.middle, 0, etp)))
-    out.append((pp - 1, layout.last, _params_on(model, tp, ep, layout.last, 1, etp)))
+    # the multi-token-prediction layers sit on the last stage (counted as the model's average layer)
+    mtp = model.mtp_layers
+    out.append((pp - 1, layout.last + mtp, _params_on(model, tp, ep, layout.last + mtp, 1, etp)))
     return tuple(out)
 
 
@@ -180,7 +183,7 @@ def memory_per_gpu(job: Job, plan: Plan, microbatches: int) -> MemoryBreakdown:
     # The loss's logits (Korthikanti et al. sec. 4.3 count only their FP32 copy): every byte the
     # stack's loss holds at once, at the end of the last stage's forward, where all its
     # activations are still held
-    logits = prof.loss_bytes * plan.microbatch * m.seq_len / plan.cp * m.vocab / plan.tp
+    logits = prof.loss_bytes * plan.microbatch * m.seq_len / plan.cp * m.vocab / plan.tp * (1 + m.mtp_layers)
     wb, gb, ob = prof.weight_bytes, prof.grad_bytes, prof.optimizer_bytes
     full = job.recompute is Recompute.FULL
     best = None

@@ -212,7 +212,7 @@ def stage_compute(model: ModelArch, plan: Plan, dense: LayerTimes, moe: LayerTim
                   logits_s: float) -> tuple[LayerTimes, float, int]:
     """The average layer, the slowest pipeline stage's compute for one micro-batch and its
     layer count: ``max`` over stages of ``layers x (fwd + bwd + recompute)``, plus the logits on
-    the last stage.
+    the last stage (with multi-token prediction, each depth's layer and logits there too).
 
     Dense and MoE layer times are weighted by the MoE layers' share of the model (the attention
     core, the context-parallel window, is the same in both). The step model and the plan
@@ -226,11 +226,26 @@ def stage_compute(model: ModelArch, plan: Plan, dense: LayerTimes, moe: LayerTim
                            d * dense.recompute_s + frac * moe.recompute_s,
                            d * dense.gemm_fwd_s + frac * moe.gemm_fwd_s, dense.attn_fwd_s)
     per_layer = layer.fwd_s + layer.bwd_s + layer.recompute_s
+    # Multi-token prediction runs on the last stage after the main head (Megatron-Core puts the
+    # MTP block in the post-process stage): per depth one layer of the model's last kind and
+    # one more pass through the output head and loss (its 2h x h projection is left out: under
+    # 1 % of a layer's FLOPs).
+    tail = logits_s
+    if model.mtp_layers:
+        kind = moe if model.mtp_layer_moe() and moe is not None else dense
+        tail += model.mtp_layers * (kind.fwd_s + kind.bwd_s + kind.recompute_s + logits_s)
     layout = _layout(model, plan)
     if plan.pp == 1:
-        return layer, model.layers * per_layer + logits_s, model.layers
-    stages = [(layout.last * per_layer + logits_s, layout.last), (layout.middle * per_layer, layout.middle),
-              (layout.first * per_layer, layout.first)]
+        return layer, model.layers * per_layer + tail, model.layers
+    last = layout.last * per_layer + tail
+    if plan.schedule == "dualpipe":
+        # each rank holds stage i and stage p - 1 - i and runs half the micro-batches through each
+        # (DeepSeek-V3 sec. 3.2.1): rank 0 pairs the first stage with the last and its logits
+        pair = (layout.first * per_layer + last) / 2.0
+        stages = [(pair, max(layout.first, layout.last)), (layout.middle * per_layer, layout.middle)]
+    else:
+        stages = [(last, layout.last), (layout.middle * per_layer, layout.middle),
+                  (layout.first * per_layer, layout.first)]
     compute, layers = max(stages)
     return layer, compute, layers
 

@@ -130,6 +130,10 @@ class ModelArch:
     architecture). ``gated_mlp`` is SwiGLU-style (three weight matrices), ``biases`` adds
     linear and layer-norm biases (GPT-2/3, Megatron GPT), ``learned_positions`` a learned
     position table, ``tied_embeddings`` shares the input and output embedding.
+    ``mtp_layers`` is the multi-token-prediction depth D (DeepSeek-V3 Technical Report sec. 2.2;
+    Megatron-Core ``mtp_num_layers``): each depth is one more transformer layer of the model's
+    last kind, a ``2h -> h`` projection with two RMSNorms, and one more pass through the shared
+    output head and loss; ``params`` (as published) excludes it (:meth:`mtp_params`).
     """
 
     name: str
@@ -149,10 +153,13 @@ class ModelArch:
     biases: bool = False
     learned_positions: bool = False
     mla: MLA | None = None
+    mtp_layers: int = 0
 
     def __post_init__(self) -> None:
         for name in ("layers", "hidden", "heads", "vocab", "seq_len"):
             check_positive_int(getattr(self, name), f"model.{name}")
+        if not isinstance(self.mtp_layers, int) or isinstance(self.mtp_layers, bool) or self.mtp_layers < 0:
+            raise PerfError(f"model.mtp_layers must be a non-negative integer, not {self.mtp_layers!r}")
         for name in ("kv_heads", "ffn", "head_dim"):
             if getattr(self, name) is not None:
                 check_positive_int(getattr(self, name), f"model.{name}")
@@ -288,6 +295,30 @@ class ModelArch:
             total += self.moe_layer_count * ((moe.experts + moe.shared_experts) * experts + router)
             active += self.moe_layer_count * ((moe.top_k + moe.shared_experts) * experts + router)
         return total, active
+
+    def mtp_layer_moe(self) -> bool:
+        """An MTP module's transformer layer is of the model's last kind: MoE when the model's
+        last layer is (Megatron-Core builds it from the decoder's layer spec)."""
+        return self.moe is not None and self.moe_layer_count > 0
+
+    def mtp_params(self) -> tuple[float, float]:
+        """(total, active) parameters of the multi-token-prediction modules, embedding and output
+        head shared with the main model (DeepSeek-V3 sec. 2.2): per depth one transformer layer,
+        the projection ``M`` (``h x 2h``) and two RMSNorms (DeepSeek-V3, D = 1: 11.6B; the 14B of
+        its released MTP weights include copies of the embedding and output head)."""
+        if not self.mtp_layers:
+            return 0.0, 0.0
+        h = self.hidden
+        base = self.attention_params() + self.norm_params() + 2 * h * h + 2 * h
+        if self.mtp_layer_moe():
+            moe = self.moe
+            assert moe is not None
+            router = h * moe.experts
+            total = base + (moe.experts + moe.shared_experts) * self.expert_params() + router
+            active = base + (moe.top_k + moe.shared_experts) * self.expert_params() + router
+        else:
+            total = active = base + self.dense_mlp_params()
+        return self.mtp_layers * total, self.mtp_layers * active
 
     def params_total(self) -> float:
         """Total parameters: ``params`` if given, else derived from the architecture.

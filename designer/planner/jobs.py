@@ -32,7 +32,7 @@ def arch_for(m: ModelSpec) -> perf.ModelArch:
                        v_head_dim=m.mla.v_head_dim)
     return perf.ModelArch(name=m.name, layers=m.layers, hidden=m.hidden, heads=m.heads, kv_heads=m.kv_heads,
                           ffn=m.ffn, vocab=m.vocab, seq_len=m.seq_len, moe=moe, params=m.params,
-                          gated_mlp=m.gated_mlp, mla=mla)
+                          gated_mlp=m.gated_mlp, mla=mla, mtp_layers=m.mtp_layers)
 
 
 def software_for(w: WorkloadSpec) -> perf.Software:

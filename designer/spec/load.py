@@ -156,6 +156,7 @@ def _build_model(m: _Model, found: _Found, path: tuple[Any, ...]) -> ModelSpec |
         kv_heads=kv_heads, ffn=merged["ffn"], seq_len=merged["seq_len"], vocab=merged["vocab"],
         gated_mlp=gated, params=merged.get("params"), moe=moe,
         source=str(base.get("source", "given in the spec")), mla=mla, assumptions=tuple(assumptions),
+        mtp_layers=int(merged.get("mtp_layers") or 0),
     )
 
 

@@ -58,6 +58,7 @@ class ModelSpec:
     source: str
     mla: MLASpec | None = None
     assumptions: tuple[str, ...] = ()
+    mtp_layers: int = 0  # multi-token-prediction depth (DeepSeek-V3 sec. 2.2)
 
 
 @dataclass(frozen=True, slots=True)

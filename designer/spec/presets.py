@@ -56,7 +56,7 @@ _PRESETS: dict[str, dict] = {
                   "128 + 64 query/key head dims, first 3 layers dense, 1 shared + 256 routed experts of "
                   "intermediate size 2048, 8 activated; 671B total, 37B active; sequence length 4K); dense "
                   "FFN 18432, vocab 129280 and v_head_dim 128 from the released config.json. The 14B "
-                  "multi-token-prediction module is not counted",
+                  "multi-token-prediction module is not counted (mtp_layers: 1 adds it, as DeepSeek trained)",
     },
 }
 

@@ -98,6 +98,10 @@ class _Model(_Strict):
     gated_mlp: bool | None = Field(None, description="Older spelling of mlp: gated.")
     moe: _MoE | None = Field(None, description="Mixture of experts; absent for a dense model.")
     mla: _MLA | None = Field(None, description="Multi-head latent attention (DeepSeek-V2/V3).")
+    mtp_layers: Annotated[NonNegInt, _in("mtp_layers")] | None = Field(
+        None, description="Multi-token-prediction depth (DeepSeek-V3 sec. 2.2; Megatron-Core mtp_num_layers): "
+                          "each depth adds one transformer layer, a projection and one more pass through the "
+                          "output head and loss on the last pipeline stage; default 0.", examples=[0, 1])
 
 
 class _Software(_Strict):
