@@ -3,7 +3,8 @@
 ``designer = "designer.cli:main"`` is the console script; ``app`` is the typer app (for tests and
 ``python -m designer``). :func:`main` installs the signal handlers (:mod:`designer.cli.interrupt`)
 before it imports anything else, so a Ctrl-C while the command's libraries load is one line and
-exit 130 too, not a traceback.
+exit 130 too, not a traceback. A plain ``designer validate`` runs without typer
+(:mod:`designer.cli.shortcut`); every other command line goes to the typer app.
 """
 
 from __future__ import annotations
@@ -26,6 +27,12 @@ def main() -> None:
         from designer.study.processes import kill_children
 
         interrupt.on_kill(kill_children)
+        _no_pydantic_plugins()
+        from designer.cli import shortcut
+
+        call = shortcut.plain_validate(sys.argv[1:])
+        if call is not None:
+            raise SystemExit(shortcut.run_validate(call))
         from designer.cli.commands import run_app
 
         run_app()
@@ -56,6 +63,22 @@ def main() -> None:
         except (OSError, ValueError):
             pass
     os._exit(code if isinstance(code, int) else 1)
+
+
+def _no_pydantic_plugins() -> None:
+    """Pydantic looks for plugins (``pydantic`` entry points) when it builds its first validator,
+    which imports ``importlib.metadata`` and reads every installed package's metadata: 15 ms of a
+    ``validate`` run. The command line uses no pydantic plugin, so its process does not look for
+    any (what ``PYDANTIC_DISABLE_PLUGINS=1`` does, without the import). A library user's process
+    is left alone: only the console script calls this."""
+    import sys
+    import types
+
+    name = "pydantic.plugin._loader"
+    if name not in sys.modules:
+        loader = types.ModuleType(name, "No pydantic plugins in designer's command line.")
+        loader.get_plugins = lambda: ()  # type: ignore[attr-defined]
+        sys.modules[name] = loader
 
 
 def __getattr__(name: str):

@@ -7,13 +7,11 @@ instead, for the traceback.
 
 from __future__ import annotations
 
-__all__ = ["state", "show", "err", "info", "colour_on", "paint", "paint_diff", "one_line", "run"]
+__all__ = ["state", "show", "err", "info", "echo", "colour_on", "paint", "paint_diff", "one_line", "outcome", "run"]
 
 import os
 import sys
-from typing import Callable, TextIO
-
-import typer
+from typing import Any, Callable, TextIO
 
 from designer.cli import interrupt
 from designer.errors import DesignerError, InfeasibleError, InputError
@@ -43,6 +41,23 @@ def paint(text: str, colour: str, stream: TextIO) -> str:
     return f"\x1b[{_SGR[colour]}m{text}\x1b[0m" if colour_on(stream) else text
 
 
+def echo(text: str, *, err: bool = False, nl: bool = True, color: bool | None = None) -> None:
+    """Write ``text`` (and a newline) to stdout or stderr and flush, as ``typer.echo`` does.
+
+    A command run through typer writes through ``typer.echo``. ``validate`` run directly
+    (:mod:`designer.cli.shortcut`, without importing typer) writes the same bytes itself: its
+    streams are checked first to be ones typer would use unchanged, and what it writes holds no
+    ANSI code unless the colour was asked for (``color=True``), so there is none to strip.
+    """
+    typer: Any = sys.modules.get("typer")
+    if typer is not None:
+        typer.echo(text, err=err, nl=nl, color=color)
+        return
+    stream = sys.stderr if err else sys.stdout
+    stream.write(text + "\n" if nl else text)
+    stream.flush()
+
+
 def show(text: str, diff_colours: bool = False) -> None:
     """Print a command's output (text as rendered, no newline added) with every control character
     that the input put in it written visibly (:func:`designer.report.escape.terminal`); with
@@ -50,7 +65,7 @@ def show(text: str, diff_colours: bool = False) -> None:
     from designer.report import escape
 
     text = escape.terminal(text)
-    typer.echo(paint_diff(text) if diff_colours else text, nl=False, color=diff_colours or None)
+    echo(paint_diff(text) if diff_colours else text, nl=False, color=diff_colours or None)
 
 
 def err(text: str) -> None:
@@ -59,7 +74,7 @@ def err(text: str) -> None:
         if text.startswith(word):
             text = paint(word, colour, sys.stderr) + text[len(word):]
             break
-    typer.echo(text, err=True, color=colour_on(sys.stderr))
+    echo(text, err=True, color=colour_on(sys.stderr))
 
 
 def info(text: str) -> None:
@@ -69,7 +84,7 @@ def info(text: str) -> None:
             from designer.report import escape
 
             text = escape.terminal(text)
-        typer.echo(text)
+        echo(text)
 
 
 _DIFF_COLOURS = {"+": "green", "-": "red", "~": "yellow"}
@@ -131,8 +146,14 @@ def _failure(exc: Exception) -> int:
     return 70
 
 
-def run(action: Callable[[], int | None]) -> None:
-    """Run one command body, turning every failure into a one-line message and an exit code.
+def _is_exit(exc: BaseException) -> bool:
+    """Whether ``exc`` is typer's request to end with a code (passed through, not a failure)."""
+    typer: Any = sys.modules.get("typer")
+    return typer is not None and isinstance(exc, typer.Exit)
+
+
+def outcome(action: Callable[[], int | None]) -> int:
+    """Run one command body and return its exit code, every failure turned into a one-line message.
 
     After a signal (Ctrl-C, SIGTERM), whatever the body raised or returned is the signal's: its
     one line and exit code (:mod:`designer.cli.interrupt`), even where a library swallowed the
@@ -142,10 +163,17 @@ def run(action: Callable[[], int | None]) -> None:
     try:
         code = action() or 0
         interrupt.check()
-    except typer.Exit:
-        raise
     except KeyboardInterrupt:
         code = _interrupted()
     except Exception as exc:  # noqa: BLE001 - the contract is "never a traceback"
+        if _is_exit(exc):
+            raise
         code = _interrupted() if interrupt.received() is not None else _failure(exc)
-    raise typer.Exit(code)
+    return code
+
+
+def run(action: Callable[[], int | None]) -> None:
+    """Run one command body under typer (:func:`outcome`) and end the command with its exit code."""
+    import typer
+
+    raise typer.Exit(outcome(action))

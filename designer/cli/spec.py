@@ -1,8 +1,9 @@
-"""``designer validate`` and ``designer schema``: check specs against their catalogs; print the spec's JSON Schema."""
+"""``designer validate``, ``schema`` and ``presets``: check specs against their catalogs (the work is
+:mod:`designer.cli.checking`), print the spec's JSON Schema, list the model presets."""
 
 from __future__ import annotations
 
-__all__ = ["ValidateFormat", "validate", "schema", "presets", "read_stdin"]
+__all__ = ["ValidateFormat", "validate", "schema", "presets"]
 
 from enum import Enum
 from pathlib import Path
@@ -10,52 +11,13 @@ from typing import Any, List, Optional
 
 import typer
 
-from designer.cli.run import err, info, one_line, run
-from designer.errors import Diagnostic, InputError, Location
-
-STDIN = "-"
-STDIN_NAME = "<stdin>"
+from designer.cli.run import run
+from designer.errors import InputError, Location
 
 
 class ValidateFormat(str, Enum):
     text = "text"
     json = "json"
-
-
-def read_stdin() -> str:
-    """The spec on standard input, as text; at most the YAML reader's size limit is read.
-
-    Raises:
-        InputError: larger than the limit, or not UTF-8.
-    """
-    from designer.spec import yamlio
-
-    raw = typer.get_binary_stream("stdin").read(yamlio.MAX_BYTES + 1)
-    if len(raw) > yamlio.MAX_BYTES:
-        raise InputError(f"standard input is larger than the limit of {yamlio.MAX_BYTES:,} bytes", Location(STDIN_NAME))
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", Location(STDIN_NAME)) from None
-
-
-def _check(path: Path) -> tuple[str, tuple[Diagnostic, ...]]:
-    """(the file's name as shown, its diagnostics)."""
-    from designer.planner import inputs
-
-    if str(path) == STDIN:
-        try:
-            text = read_stdin()
-        except InputError as exc:
-            return STDIN_NAME, (exc.diagnostic(),)
-        return STDIN_NAME, inputs.check_inputs(text=text, file=STDIN_NAME, base_dir=Path.cwd())
-    return str(path), inputs.check_inputs(path)
-
-
-def _diagnostic_json(d: Diagnostic) -> dict[str, Any]:
-    loc = d.location
-    return {"file": loc.file, "line": loc.line, "column": loc.col if loc.line is None else (loc.col or 1),
-            "severity": d.severity, "message": d.message, "hint": d.hint, "path": loc.path or None}
 
 
 def validate(
@@ -68,29 +30,9 @@ def validate(
 
     Exit 0 valid (warnings allowed), 2 invalid.
     """
-    def body() -> int:
-        results = [_check(path) for path in specs]
-        errors = sum(d.severity == "error" for _, ds in results for d in ds)
-        if fmt is ValidateFormat.json:
-            from designer.report import jsondoc
+    from designer.cli import checking
 
-            warnings = sum(d.severity == "warning" for _, ds in results for d in ds)
-            files = [{"file": name, "valid": not any(d.severity == "error" for d in ds),
-                      "error_count": sum(d.severity == "error" for d in ds),
-                      "warning_count": sum(d.severity == "warning" for d in ds)} for name, ds in results]
-            doc = {"valid": errors == 0, "error_count": errors, "warning_count": warnings, "files": files,
-                   "diagnostics": [_diagnostic_json(d) for _, ds in results for d in ds]}
-            typer.echo(jsondoc.dumps(doc), nl=False)
-            return 2 if errors else 0
-        for name, ds in results:
-            for d in ds:
-                err(f"{d.severity}: {one_line(d.located())}")
-            if not any(d.severity == "error" for d in ds):
-                count = len(ds)
-                info(f"{name}: ok" + (f" ({count} warning{'s' if count > 1 else ''})" if count else ""))
-        return 2 if errors else 0
-
-    run(body)
+    run(lambda: checking.check_specs(specs, fmt.value))
 
 
 def schema() -> None:
