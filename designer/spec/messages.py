@@ -115,6 +115,18 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
+# Values people write for a boolean that YAML reads as a number or text: what they meant.
+_MEANT = {**dict.fromkeys(("1", "yes", "y", "on", "true"), "true"), **dict.fromkeys(("0", "no", "n", "off", "false"), "false")}
+
+
+def _flag_hint(given: Any) -> str:
+    """How to write the boolean ``given`` was probably meant to be (YAML's unquoted true or false)."""
+    meant = _MEANT.get(str(given).strip().lower(), "true or false") if isinstance(given, (str, int, float)) else None
+    if meant is None:
+        return "write true or false"
+    return f"write {meant}, without quotes" if isinstance(given, str) else f"write {meant} (a number is not a boolean)"
+
+
 def _number(x: Any) -> str:
     return f"{x:g}" if isinstance(x, float) else str(x)
 
@@ -193,7 +205,7 @@ def explain(err: dict[str, Any], loc: tuple[Any, ...], root: type[BaseModel], da
     if kind in ("float_type", "float_parsing", "finite_number"):
         return f"{where}: expected a finite number, got {_kind(given)}", None
     if kind in ("bool_type", "bool_parsing"):
-        return f"{where}: expected true or false, got {_kind(given)}", None
+        return f"{where}: expected true or false, got {_kind(given)}", _flag_hint(given)
     return f"{where}: {_kind(given)} is not valid here", None
 
 
@@ -270,8 +282,10 @@ def problems(errors: list[dict[str, Any]], data: Any, root: type[BaseModel]) -> 
         if boolean and err["type"] in _MAPPING_TYPES:
             model = _model_at(loc + ("?",), root)
             keys = ", ".join(model.model_fields) if model is not None else "its keys"
-            text = f"{_dotted(loc)}: expected true, false or a mapping of {keys}; got {_kind(_value_at(data, loc))}"
-            hint = None
+            given = _value_at(data, loc)
+            text = f"{_dotted(loc)}: expected true, false or a mapping of {keys}; got {_kind(given)}"
+            meant = isinstance(given, (str, int, float)) and str(given).strip().lower() in _MEANT
+            hint = _flag_hint(given) if meant else None
         elif auto and rest and err["type"] in _MAPPING_TYPES:
             model = _model_at(loc + ("?",), root)
             keys = ", ".join(model.model_fields) if model is not None else "its keys"

@@ -20,7 +20,8 @@ from designer.spec.choices import ATTENTION_KERNELS, FABRICS, SOFTWARE_PRESETS, 
 # The value types, each with its schema as written (designer.spec.values); adding a field of one of
 # these types to a model below is all `designer schema` needs, with a description.
 from designer.spec.values import (
-    Bandwidth, BuildPrice, CapacityPrice, Count, DataSize, Duration, EnergyPrice, Fraction, Money, Name, NonNegInt,
+    Bandwidth, BuildPrice, CapacityPrice, Count, DataSize, Duration, EnergyPrice, Flag, Fraction, Money, Name,
+    NonNegInt,
     PosInt, Power, Weight,
 )
 
@@ -95,7 +96,7 @@ class _Model(_Strict):
                                  "Megatron-LM pads it).", examples=[128256])
     mlp: Literal["gated", "plain"] | None = Field(None, description="gated (SwiGLU, three matrices) or plain "
                                                   "(GeLU, two).")
-    gated_mlp: bool | None = Field(None, description="Older spelling of mlp: gated.")
+    gated_mlp: Flag | None = Field(None, description="Older spelling of mlp: gated.")
     moe: _MoE | None = Field(None, description="Mixture of experts; absent for a dense model.")
     mla: _MLA | None = Field(None, description="Multi-head latent attention (DeepSeek-V2/V3).")
     mtp_layers: Annotated[NonNegInt, _in("mtp_layers")] | None = Field(
@@ -111,15 +112,15 @@ class _Software(_Strict):
         None, description="Training stack: " + ", ".join(SOFTWARE_PRESETS) + " (default megatron-core).")
     attention: Literal[ATTENTION_KERNELS] | None = Field(  # type: ignore[valid-type]
         None, description="Attention kernel: flash (fused) or unfused (softmax materialised).")
-    sequence_parallel: bool | Literal["auto"] | None = Field(
+    sequence_parallel: Flag | Literal["auto"] | None = Field(
         None, description="auto, true or false; false: the plan search never uses sequence parallelism.")
-    tp_comm_overlap: bool | None = Field(None, description="Tensor-parallel collectives overlapped with GEMMs.")
-    dp_overlap: bool | None = Field(None, description="Gradient reduce-scatter and parameter all-gather "
+    tp_comm_overlap: Flag | None = Field(None, description="Tensor-parallel collectives overlapped with GEMMs.")
+    dp_overlap: Flag | None = Field(None, description="Gradient reduce-scatter and parameter all-gather "
                                     "overlapped with compute.")
-    p2p_overlap: bool | None = Field(None, description="Pipeline sends and receives posted ahead and overlapped "
+    p2p_overlap: Flag | None = Field(None, description="Pipeline sends and receives posted ahead and overlapped "
                                      "with compute (default: the stack's schedule).")
-    dropout: bool | None = Field(None, description="Hidden and attention dropout (default: the stack's recipes).")
-    compile: bool | None = Field(None, description="torch.compile fuses element-wise ops (fsdp2; default false).")
+    dropout: Flag | None = Field(None, description="Hidden and attention dropout (default: the stack's recipes).")
+    compile: Flag | None = Field(None, description="torch.compile fuses element-wise ops (fsdp2; default false).")
     moe_dispatcher: Literal["nccl", "deepep"] | None = Field(
         None, description="MoE token dispatch: nccl (NCCL all-to-all, the default) or deepep (DeepEP: each "
         "token crosses the network once per node it is routed to, then NVLink).", examples=["deepep"])
@@ -140,7 +141,7 @@ class _Parallelism(_Strict):
     virtual_stages: Annotated[PosInt, _in("virtual_stages")] | Literal["auto"] = _auto("Interleaved pipeline stages per GPU", [2])
     zero: Annotated[int, Field(ge=0, le=3, strict=True)] | Literal["auto"] = _auto(
         "ZeRO stage: 0 none, 1 optimizer states, 2 and gradients, 3 and parameters sharded", [1])
-    sequence_parallel: bool | Literal["auto"] = Field("auto", description=f"Sequence parallelism with tensor "
+    sequence_parallel: Flag | Literal["auto"] = Field("auto", description=f"Sequence parallelism with tensor "
                                                       f"parallelism; {_AUTO}.", examples=[True, "auto"])
     first_stage_layers: Annotated[PosInt, _in("first_stage_layers")] | Literal["auto"] = _auto("Layers on the first pipeline stage", [7])
     last_stage_layers: Annotated[PosInt, _in("last_stage_layers")] | Literal["auto"] = _auto("Layers on the last pipeline stage", [7])
@@ -205,7 +206,7 @@ class _Constraints(_Strict):
     oversubscription: list[Annotated[float, Field(ge=1, le=16)]] = Field(
         default_factory=lambda: [1.0, 2.0, 3.0], min_length=1,
         description="Leaf oversubscription ratios to consider (downlinks : uplinks).", examples=[[1, 2]])
-    allow_nic_downrate: bool = Field(
+    allow_nic_downrate: Flag = Field(
         False, description="Let a server's NICs run below their native rate (a 400G NIC on a 200G or 100G "
         "switch). Off: only switches that run them at their rate are considered, unless the spec pins the "
         "switch.", examples=[True])
@@ -275,7 +276,7 @@ class _Facility(_Strict):
 class _Storage(_Strict):
     """The on-prem design's parallel file system, sized from the workloads unless given."""
 
-    enabled: bool = Field(True, description="false: the design has no file system.")
+    enabled: Flag = Field(True, description="false: the design has no file system.")
     system: Name | None = Field(None, description="A storage catalog entry; default the cheapest for the need.",
                                 examples=["ddn-ai400x2t"])
     capacity: Annotated[DataSize, _in("storage_capacity")] | None = Field(None, description="Usable capacity, instead of the sized one.",
@@ -289,10 +290,10 @@ class _Storage(_Strict):
 class _Networks(_Strict):
     """The on-prem design's networks besides the compute fabric (cloud designs have none: the provider's)."""
 
-    storage: bool = Field(True, description="The storage fabric between the servers and the file system "
+    storage: Flag = Field(True, description="The storage fabric between the servers and the file system "
                           "(none without a file system).")
-    inband: bool = Field(True, description="The in-band management network (Ethernet).")
-    oob: bool = Field(True, description="The out-of-band management network (1 GbE to every BMC and switch).")
+    inband: Flag = Field(True, description="The in-band management network (Ethernet).")
+    oob: Flag = Field(True, description="The out-of-band management network (1 GbE to every BMC and switch).")
 
 
 class _Owned(_Strict):
@@ -361,7 +362,7 @@ class _Spec(_Strict):
     facility: _Facility = Field(_Facility(), description="Electricity, PUE, racks, data-centre space and how "
                                 "hardware is kept, over the catalog's.")
     storage: _Storage = Field(_Storage(), description="The on-prem parallel file system.")
-    networks: _Networks | bool = Field(_Networks(), description="The on-prem design's storage, in-band and "
+    networks: _Networks | Flag = Field(_Networks(), description="The on-prem design's storage, in-band and "
                                        "out-of-band networks, each on unless turned off (false: none of them).",
                                        examples=[{"storage": True, "inband": True, "oob": False}, False])
     licences: list[Name] = Field(default_factory=list, max_length=20, description="Licence catalog entries "

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 __all__ = [
     "AsWritten", "Money", "Duration", "Power", "EnergyPrice", "HourlyPrice", "Bandwidth", "DataSize", "Flops",
-    "Count", "Fraction", "PosInt", "NonNegInt", "Name", "PATTERNS", "CapacityPrice", "BuildPrice", "Weight",
+    "Count", "Fraction", "PosInt", "NonNegInt", "Name", "Flag", "PATTERNS", "CapacityPrice", "BuildPrice", "Weight",
 ]
 
 import re
@@ -155,6 +155,10 @@ Name = Annotated[str, Field(min_length=1, max_length=200, strict=True), AfterVal
     MappingProxyType({"type": "string", "minLength": 1, "maxLength": 200,
                       "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]+$"}),
     "one line of text", ("llama3-70b",), "", plain_default=True)]
+
+# A boolean key takes YAML's true or false only: pydantic's lax mode would take 1, 0 and the texts
+# 'yes', 'no', 'on', 'off', so that a quoted 'no' or a stray 1 silently switched a feature on or off.
+Flag = Annotated[bool, Field(strict=True)]
 
 CapacityPrice = Annotated[float, *_unit(rates.parse_capacity_price, _text(
     "capacity_price", "a price of data-centre capacity per kW (or W, MW) per month",

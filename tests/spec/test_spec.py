@@ -131,6 +131,17 @@ CASES = {
     "networks neither a mapping nor a boolean": (BASE + "networks: ⟦3\n",
                                                    r"^networks: expected true, false or a mapping of storage, "
                                                    r"inband, oob; got the number 3$"),
+    "a boolean written 1": (BASE + "networks: {oob: ⟦1}\n",
+                            r"^networks\.oob: expected true or false, got the number 1; write true \(a number is not"),
+    "a boolean quoted 'no'": (BASE + "networks: {storage: ⟦'no'}\n",
+                              r"^networks\.storage: expected true or false, got the text 'no'; write false, without quotes$"),
+    "networks quoted 'no'": (BASE + "networks: ⟦'no'\n", r"^networks: expected true, false or a mapping of storage, "
+                                                      r"inband, oob; got the text 'no'; write false, without quotes$"),
+    "a software switch written 0": (edit("    deadline: 30 days", "    deadline: 30 days\n    software: {dropout: ⟦0}"),
+                                    r"software\.dropout: expected true or false, got the number 0; write false"),
+    "a constraint switch quoted": (edit("max_nodes: 4", "max_nodes: 4\n  allow_nic_downrate: ⟦'yes'"),
+                                   r"allow_nic_downrate: expected true or false, got the text 'yes'; write true"),
+    "storage enabled written on": (BASE + "storage: {enabled: ⟦'on'}\n", r"storage\.enabled: .*write true, without"),
     "an unknown network": (BASE + "networks: {⟦fabric: false}\n", r"fabric"),
     "long value quoted short": (edit("name: tiny", "objective: ⟦" + "x" * 5000 + "\nname: tiny"),
                                 r"^objective: 'x{50,60}\.\.\. is not allowed"),
