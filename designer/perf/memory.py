@@ -16,7 +16,8 @@ grouped-query and latent attention, any MLP width, gated MLPs and experts.
 
 Per pipeline stage: the first stage holds the embedding table and the most micro-batches in
 flight, a middle stage fewer, the last stage one (plus the output table and the logits its loss holds);
-the stages may hold different layer counts (:mod:`designer.perf.pipeline`). The plan needs the
+the stages may hold different layer counts (:mod:`designer.perf.pipeline`), a short first or last
+stage in fewer chunks' worth (:func:`designer.perf.pipeline.held_layers`). The plan needs the
 largest of them.
 """
 
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 
 from designer.catalog.types import Gpu
 from designer.perf import constants as K
-from designer.perf.pipeline import inflight, stage_layout
+from designer.perf.pipeline import held_layers, inflight, stage_layout
 from designer.perf.types import Job, ModelArch, Plan, Precision, Recompute
 
 
@@ -188,7 +189,9 @@ def memory_per_gpu(job: Job, plan: Plan, microbatches: int) -> MemoryBreakdown:
     full = job.recompute is Recompute.FULL
     best = None
     best_total = -1.0
-    for rank, layers, params in _stages_of(m, plan):
+    stages = _stages_of(m, plan)
+    middle = max(layers for _, layers, _ in stages)
+    for rank, layers, params in stages:
         whole = params.total
         shard = params.dense / shard_dense + params.expert / shard_expert
         if plan.schedule == "dualpipe":  # each rank holds stage i and stage p - 1 - i
@@ -196,8 +199,8 @@ def memory_per_gpu(job: Job, plan: Plan, microbatches: int) -> MemoryBreakdown:
         weights = (shard if z >= 3 else whole) * wb
         grads = (shard if z >= 2 else whole) * gb
         optimizer = (shard if z >= 1 else whole) * ob
-        held = inflight(plan.pp, plan.virtual_stages, microbatches, rank, plan.schedule)
-        activations = layers * kept * held + per_layer if full else layers * per_layer * held
+        held = held_layers(plan.pp, plan.virtual_stages, microbatches, rank, layers, middle, plan.schedule)
+        activations = kept * held + per_layer if full else per_layer * held
         if rank == plan.pp - 1:
             activations += logits
         buffers = 2.0 * params.layer * K.WEIGHT_BYTES if z >= 3 else 0.0

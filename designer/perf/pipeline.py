@@ -13,6 +13,15 @@
   chunks (Megatron-LM ``get_num_warmup_microbatches`` in
   megatron/core/pipeline_parallel/schedules.py), ``(2 (p - r - 1) + (v - 1) p + 1) / v`` stages'
   worth, which for ``r = 0`` is Korthikanti et al.'s ``p (1 + (p - 1) / (p v))``.
+* Layers held (:func:`held_layers`): a first or last stage with fewer layers than the middle ones
+  holds them in fewer chunks' worth. The first stage's missing layers are its first chunk's (the
+  embedding alone) and the last stage's its last chunk's (output and loss alone): "the first model
+  chunk has only the embedding and the last model chunk has only the output projection and loss",
+  which Llama 3 chose because the first stage's first chunk holds the most micro-batches in
+  flight (The Llama 3 Herd of Models, sec. 3.3.2). Megatron-Core runs forwards in rounds of ``p``
+  micro-batches per chunk (``get_model_chunk_id``, microbatch_group_size_per_vp_stage = p) and
+  backwards from the last chunk down, so the chunks' counts follow from the order; the peak is
+  taken over the warm-up and the steady state.
 * Bubble: ``(p - 1) / v`` micro-batch times of the slowest stage (SC21 sec. 2.2).
 * DualPipe (DeepSeek-V3 Technical Report, sec. 3.2.1 and Table 2): micro-batches enter from both
   ends, each rank holds stage ``i`` and stage ``p - 1 - i`` (two copies of the parameters, ``p + 1``
@@ -24,7 +33,7 @@
 
 from __future__ import annotations
 
-__all__ = ["StageLayout", "stage_layout", "inflight", "interleave_depths", "bubble_microbatches", "DUALPIPE"]
+__all__ = ["StageLayout", "stage_layout", "inflight", "interleave_depths", "bubble_microbatches", "held_layers", "DUALPIPE"]
 
 import functools
 import math
@@ -172,3 +181,53 @@ def inflight(pp: int, v: int, microbatches: int, rank: int, schedule: str = "1f1
         return float(min(microbatches, pp - rank))
     chunks = min(microbatches * v, 2 * (pp - rank - 1) + (v - 1) * pp + 1)
     return chunks / v
+
+
+def _chunk_layers(layers: int, middle: int, v: int, first: bool) -> tuple[float, ...]:
+    """Layers of each of a stage's ``v`` chunks: ``middle / v`` each, the stage's shortfall
+    against the middle stages taken from its first chunks (first stage) or last chunks."""
+    per = middle / v
+    short = float(middle - layers)
+    out = []
+    for _ in range(v):
+        take = min(per, short)
+        out.append(per - take)
+        short -= take
+    return tuple(out) if first else tuple(reversed(out))
+
+
+@functools.lru_cache(maxsize=4096)
+def held_layers(pp: int, v: int, microbatches: int, rank: int, layers: int, middle: int,
+                schedule: str = "1f1b") -> float:
+    """Layer-micro-batches of activations stage ``rank`` (holding ``layers`` layers, the middle
+    stages ``middle``) holds at its peak (module docstring): ``layers x`` :func:`inflight` where
+    every chunk holds the same layers, otherwise the largest chunk-weighted count over the
+    schedule's warm-up and steady state.
+
+    Examples:
+        >>> held_layers(4, 1, 16, 0, 10, 10), held_layers(16, 8, 16, 0, 7, 8)
+        (40.0, 112.0)
+        >>> held_layers(16, 8, 32, 0, 7, 8), 7 * inflight(16, 8, 32, 0)
+        (112.0, 125.125)
+    """
+    held = inflight(pp, v, microbatches, rank, schedule)
+    if v == 1 or pp == 1 or schedule == DUALPIPE or layers >= middle or rank not in (0, pp - 1):
+        return layers * held
+    sizes = _chunk_layers(layers, middle, v, rank == 0)
+    total = microbatches * v
+    warm = min(total, 2 * (pp - rank - 1) + (v - 1) * pp + 1)
+    group = pp * v
+
+    def fwd(k: int) -> float:  # forward k runs chunk (k mod p v) // p
+        return sizes[(k % group) // pp]
+
+    def bwd(k: int) -> float:  # backward k frees chunk v - 1 - (k mod p v) // p
+        return sizes[v - 1 - (k % group) // pp]
+
+    now = sum(fwd(k) for k in range(warm))
+    peak = now
+    for j in range(total - warm):  # one forward then one backward, 1F1B
+        now += fwd(warm + j)
+        peak = max(peak, now)
+        now -= bwd(j)
+    return float(peak)

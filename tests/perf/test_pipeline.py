@@ -8,7 +8,7 @@ import pytest
 
 from designer.perf import Cluster, Job, ModelArch, Plan, check_plan, estimate_step, resolve_software, search_plans
 from designer.perf.memory import memory_per_gpu, usable_hbm_bytes
-from designer.perf.pipeline import StageLayout, inflight, interleave_depths, stage_layout
+from designer.perf.pipeline import StageLayout, held_layers, inflight, interleave_depths, stage_layout
 
 from .factories import H100, LLAMA3_8B, LLAMA3_70B, NDR
 
@@ -60,6 +60,53 @@ def test_interleaved_warmup_is_megatrons():
         chunks = 2 * (p - rank - 1) + (v - 1) * p + 1
         assert inflight(p, v, 64, rank) == pytest.approx(chunks / v)
     assert inflight(p, v, 2, 0) == pytest.approx(2.0)  # no more than the step's micro-batches
+
+
+def _replayed_peak(p: int, v: int, m: int, rank: int, chunk_layers: list[float]) -> float:
+    """Layer-micro-batches a stage holds at its peak, replayed from Megatron-Core's interleaved
+    order: forward k runs model chunk (k mod p v) // p, backward k the chunk v - 1 - that
+    (get_model_chunk_id, micro-batch groups of p), 2 (p - r - 1) + (v - 1) p + 1 forwards of warm-up,
+    then one forward and one backward in turn."""
+    total = m * v
+    warm = min(total, 2 * (p - rank - 1) + (v - 1) * p + 1)
+    order = [("F", k) for k in range(warm)]
+    for j in range(total - warm):
+        order += [("F", warm + j), ("B", j)]
+    order += [("B", j) for j in range(total - warm, total)]
+    held = peak = 0.0
+    for kind, k in order:
+        chunk = (k % (p * v)) // p
+        if kind == "F":
+            held += chunk_layers[chunk]
+            peak = max(peak, held)
+        else:
+            held -= chunk_layers[v - 1 - chunk]
+    assert held == pytest.approx(0.0)
+    return peak
+
+
+@pytest.mark.parametrize("p, v, m", [(4, 2, 16), (8, 4, 32), (16, 8, 16), (16, 8, 32), (4, 5, 8), (16, 2, 48)])
+def test_held_layers_replay_the_interleaved_schedule(p, v, m):
+    """Every chunk alike: ``layers x`` the micro-batches in flight. A first stage one layer short
+    (Llama 3 405B: 7 layers against 8 on 16 stages) keeps its first chunk for the embedding alone,
+    the last stage its last chunk for the output and loss (Llama 3 sec. 3.3.2); the peak is the
+    replayed schedule's."""
+    middle = 2 * v
+    for rank in range(p):
+        assert held_layers(p, v, m, rank, middle, middle) == pytest.approx(middle * inflight(p, v, m, rank))
+    short = [1.0] + [2.0] * (v - 1)  # the first chunk one layer short
+    assert held_layers(p, v, m, 0, middle - 1, middle) == pytest.approx(_replayed_peak(p, v, m, 0, short))
+    assert held_layers(p, v, m, p - 1, middle - 1, middle) == pytest.approx(
+        _replayed_peak(p, v, m, p - 1, short[::-1]))
+
+
+def test_llama3_405b_first_stage_holds_no_layer_in_its_embedding_chunk():
+    """TP8 PP16 VP8, 7 layers on the first stage: its first chunk holds none, so with 32
+    micro-batches in a step its peak is 16 micro-batches of its 7 layers (112 layer-micro-batches),
+    not 7 layers x 17.9 micro-batches in flight (125.1)."""
+    assert held_layers(16, 8, 32, 0, 7, 8) == pytest.approx(112.0)
+    assert 7 * inflight(16, 8, 32, 0) == pytest.approx(125.125)
+    assert held_layers(16, 1, 32, 0, 7, 8) == pytest.approx(7 * 16)  # plain 1F1B: one chunk
 
 
 def test_uneven_split_runs_on_stacks_that_have_it_only():
