@@ -14,8 +14,16 @@ __all__ = ["app", "main"]
 
 def main() -> None:
     """Console-script entry point."""
+    import gc
     import os
     import sys
+
+    # Start-up creates some 100,000 objects (pydantic's and the catalog's), none of them garbage,
+    # and the cyclic collector would pass over them again and again: 20 ms of a 0.23 s validate.
+    # A plain validate keeps it off to the end (a short process whose input is bounded, and
+    # reference counting still frees everything not in a cycle); every other command turns it
+    # back on before typer loads.
+    gc.disable()
 
     from designer.cli import interrupt
 
@@ -33,6 +41,7 @@ def main() -> None:
         call = shortcut.plain_validate(sys.argv[1:])
         if call is not None:
             raise SystemExit(shortcut.run_validate(call))
+        gc.enable()
         from designer.cli.commands import run_app
 
         run_app()
