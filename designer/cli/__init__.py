@@ -63,6 +63,7 @@ def main() -> None:
     else:
         code = 0
     if not by_signal and interrupt.received() is None:
+        interrupt.ended()  # (a command body already said so: interrupt.ended is idempotent)
         raise SystemExit(code)
     # After a signal, end here: CPython remembers a KeyboardInterrupt raised inside code that C
     # ran during an import and would end the process by SIGINT (exit -2) whatever code we exit with.

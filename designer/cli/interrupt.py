@@ -24,7 +24,7 @@ report a death by signal).
 
 from __future__ import annotations
 
-__all__ = ["Terminated", "GRACE_S", "install", "received", "check", "finished", "is_finished", "on_kill", "kill_started", "message", "exit_code"]
+__all__ = ["Terminated", "GRACE_S", "install", "received", "check", "finished", "is_finished", "ended", "on_kill", "kill_started", "message", "exit_code"]
 
 import os
 import signal
@@ -53,6 +53,7 @@ class _State:
         self.ending = False  # the watchdog has taken over: it prints the line and ends the process
         self.on_kill: list[Callable[[], None]] = []
         self.installed = False
+        self.ended = False  # the command has done its work: a signal is no longer its to answer
 
 
 _state = _State()
@@ -112,7 +113,24 @@ def kill_started() -> None:
             pass
 
 
+def ended() -> None:
+    """The command has done its work (its output is in place) and the process is about to exit with
+    its code: a signal from now on is not the command's to answer. The handler stops raising and
+    the signals are blocked, so one that comes while the interpreter shuts down (it puts back
+    the default handlers, which would end the process by SIGINT, with no line) waits until the
+    process has exited with the command's own code. Only where :func:`install` ran."""
+    if not _state.installed or _state.ended:
+        return
+    _state.ended = True
+    try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, set(_NAMES))
+    except (AttributeError, OSError, ValueError):
+        pass
+
+
 def _handler(signum: int, frame: object) -> None:
+    if _state.ended:
+        return
     if _state.signum is None:
         _state.signum = signum
     raise KeyboardInterrupt() if signum == signal.SIGINT else Terminated()
@@ -161,21 +179,33 @@ def install() -> None:
     """Install the watchdog and the handlers (the command line calls it first thing; idempotent).
 
     Only in the main thread of the main interpreter, where Python allows signal handlers. A
-    ``KeyboardInterrupt`` may come out of this very call (Python's own SIGINT handler until ours is
-    in place): the caller treats it like any other.
+    ``KeyboardInterrupt`` may come out of this very call (a signal that arrived while it ran, raised
+    by our handler as the signals are unblocked): the caller treats it like any other.
     """
     if _state.installed or threading.current_thread() is not threading.main_thread():
         return
     _state.installed = True
     sys.unraisablehook = _unraisable(sys.unraisablehook)
-    try:  # the watchdog first: from the first handled signal on, it is awake
-        read_fd, write_fd = os.pipe()
-        os.set_blocking(write_fd, False)
-        signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
-        threading.Thread(target=_watch, args=(read_fd,), name="designer-signal-watchdog", daemon=True).start()
-    except (OSError, ValueError, RuntimeError):
-        pass
-    for signum in _NAMES:
-        if signal.getsignal(signum) is signal.SIG_IGN:
-            continue  # ignored on purpose by whoever started us (nohup, a background job)
-        signal.signal(signum, _handler)
+    # The signals wait (blocked) until both the watchdog and the handlers are in place: one that
+    # came between the two would meet Python's own SIGINT handler, unrecorded, or a handler whose
+    # watchdog is not yet awake. The watchdog thread starts with them blocked, as they stay for it.
+    blocked = set(_NAMES)
+    try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+    except (AttributeError, OSError, ValueError):  # no pthread_sigmask (Windows)
+        blocked = set()
+    try:
+        try:  # the watchdog first: from the first handled signal on, it is awake
+            read_fd, write_fd = os.pipe()
+            os.set_blocking(write_fd, False)
+            signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+            threading.Thread(target=_watch, args=(read_fd,), name="designer-signal-watchdog", daemon=True).start()
+        except (OSError, ValueError, RuntimeError):
+            pass
+        for signum in _NAMES:
+            if signal.getsignal(signum) is signal.SIG_IGN:
+                continue  # ignored on purpose by whoever started us (nohup, a background job)
+            signal.signal(signum, _handler)
+    finally:
+        if blocked:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, blocked)  # a signal that waited is handled here

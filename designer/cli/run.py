@@ -163,6 +163,7 @@ def outcome(action: Callable[[], int | None]) -> int:
     try:
         code = action() or 0
         interrupt.check()
+        interrupt.ended()
     except KeyboardInterrupt:
         code = _interrupted()
     except Exception as exc:  # noqa: BLE001 - the contract is "never a traceback"

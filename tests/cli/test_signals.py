@@ -240,3 +240,46 @@ def test_cbc_leaves_no_file_and_no_process(tmp_path, sig):
     while (list(tmp_path.iterdir()) or [p for p in solver if _alive(p)]) and time.monotonic() < end:
         time.sleep(0.05)
     assert list(tmp_path.iterdir()) == [] and not [p for p in solver if _alive(p)]
+
+
+# A signal that comes while the handlers are being put in place (here: as the watchdog starts,
+# before the handlers exist) waits for them and is the command's, recorded and raised by its handler.
+_DURING_INSTALL = """
+import os, signal, threading
+from designer.cli import interrupt
+start = threading.Thread.start
+def start_and_signal(self):
+    start(self)
+    os.kill(os.getpid(), signal.SIGINT)
+threading.Thread.start = start_and_signal
+try:
+    interrupt.install()
+    print("no interrupt")
+except KeyboardInterrupt:
+    print("interrupted", interrupt.received() == signal.SIGINT, signal.getsignal(signal.SIGINT) is not signal.default_int_handler)
+os._exit(0)
+"""
+
+
+def test_a_signal_while_the_handlers_are_installed_is_handled_by_them():
+    proc = subprocess.run([sys.executable, "-c", _DURING_INSTALL], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "interrupted True True\n", "")
+
+
+# After the command has done its work, a late Ctrl-C (even one that lands while the interpreter
+# shuts down, after it has put back the default handlers) leaves the command's own exit code.
+_AFTER_THE_END = """
+import os, signal
+from designer.cli import interrupt
+interrupt.install()
+interrupt.ended()
+os.kill(os.getpid(), signal.SIGINT)
+os.kill(os.getpid(), signal.SIGTERM)
+print("done", interrupt.received())
+raise SystemExit(3)
+"""
+
+
+def test_a_signal_after_the_command_ended_leaves_its_exit_code():
+    proc = subprocess.run([sys.executable, "-c", _AFTER_THE_END], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (3, "done None\n", "")
