@@ -236,12 +236,15 @@ def server_lines(catalog: Catalog, server_name: str, nodes: int) -> tuple[BomLin
 
     The catalog quotes a server complete; the BOM lists its GPUs and compute NICs on lines of their
     own at their catalog prices and the server line carries the rest (chassis, CPUs, memory,
-    storage, storage NICs), so the lines add up to the quoted price. Where a GPU has no price the
-    server line carries everything and the GPU line shows $0 ("included").
+    storage, storage NICs), so the lines add up to the quoted price. Where a GPU has no price of its
+    own (sold only inside the server) or the parts would cost more than the whole, the server line
+    carries it and the GPU line shows $0 marked "in the server price", never a bare $0.
     """
     s = catalog.servers[server_name]
     gpu = catalog.gpus[s.gpu]
     nic = catalog.nics[s.nic]
+    # A GPU without a price of its own is sold inside the server (a GB200 rack): its line says so.
+    gpu_included = gpu.price_usd is None
     gpu_usd = gpu.price_usd or 0.0
     nic_usd = nic.price_usd
     base = s.price_usd - s.gpus * gpu_usd - s.nics * nic_usd
@@ -249,13 +252,16 @@ def server_lines(catalog: Catalog, server_name: str, nodes: int) -> tuple[BomLin
     if included:
         gpu_usd = nic_usd = 0.0
         base = s.price_usd
-    note = " (GPUs and compute NICs listed separately)" if not included else " (complete system price)"
+    gpu_included = gpu_included or included
+    note = (" (complete system price)" if included else
+            " (GPUs in the server price; compute NICs listed separately)" if gpu_included else
+            " (GPUs and compute NICs listed separately)")
     gpu_power = gpu.power_w
     nic_power = nic.power_w
     return (
         BomLine("server", s.name, s.description + note, "compute", float(nodes), base,
                 s.power_w - s.gpus * gpu_power - s.nics * nic_power, s.provenance.source),
-        BomLine("gpu", gpu.name, gpu.description + (" (in the server price)" if included else ""), "compute",
+        BomLine("gpu", gpu.name, gpu.description + (" (in the server price)" if gpu_included else ""), "compute",
                 float(nodes * s.gpus), gpu_usd, gpu_power, gpu.provenance.source),
         BomLine("nic", nic.name, nic.description + (" (in the server price)" if included else ""), "compute",
                 float(nodes * s.nics), nic_usd, nic_power, nic.provenance.source),
