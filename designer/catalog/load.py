@@ -21,7 +21,7 @@ __all__ = ["BUILTIN_FILES", "builtin_paths", "load_builtin", "load_catalog"]
 import dataclasses
 import hashlib
 import re
-from importlib import resources
+import importlib.util
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Sequence
@@ -80,13 +80,23 @@ def _load_doc(path: Path, raw: bytes | None = None, named_at: tuple[str, Locatio
 
 
 def _builtin_root() -> Any:
-    """The installed ``designer.catalogs`` package, or ``catalogs/`` beside the package in a checkout."""
-    try:
-        return resources.files(_BUILTIN_PACKAGE)
-    except ModuleNotFoundError:
+    """The installed ``designer.catalogs`` package, or ``catalogs/`` beside the package in a checkout.
+
+    The package's folder is found from its import spec, without importing it: ``importlib.resources``
+    would import ``tempfile``, ``shutil`` and ``zipfile`` on the way (5 ms of every start-up that
+    reads a catalog); it is used only where the package is not a folder (a zipped install).
+    """
+    spec = importlib.util.find_spec(_BUILTIN_PACKAGE)
+    if spec is None:
         # pyproject maps catalogs/ to designer.catalogs only when installed; a source checkout
         # (tests run from the repository) finds it next to the designer/ folder instead.
         return Path(__file__).resolve().parents[2] / "catalogs"
+    folders = list(spec.submodule_search_locations or ())
+    if folders and (Path(folders[0]) / BUILTIN_FILES[0]).is_file():
+        return Path(folders[0])
+    from importlib import resources
+
+    return resources.files(_BUILTIN_PACKAGE)
 
 
 def builtin_paths() -> tuple[Path, ...]:
