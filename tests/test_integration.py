@@ -28,6 +28,7 @@ from designer.planner.candidates import enumerate_candidates
 from designer.spec.choices import Deployment
 from designer.spec.load import parse_spec
 from designer.spec.yamlio import load_yaml_text
+from tiny_spec import EVERY_SYSTEM
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILTIN = catalog.load_builtin()
@@ -265,26 +266,9 @@ def test_infiniband_beats_roce_beats_tcp_training_steps(nodes):
 
 # --- every system the optimizer can enumerate can be priced -----------------------------------
 
-OPEN_SPEC = """\
-version: 1
-name: every-candidate
-horizon: 3 years
-workloads:
-  - name: small
-    model: {preset: llama3-8b}
-    tokens: 1T
-    global_batch: 1024
-constraints:
-  deployments: [on_prem]
-  fabrics: [ethernet, roce, infiniband]
-  topologies: [single_switch, fat_tree, rail_optimized, rail_only]
-  oversubscription: [1, 2, 3]
-  allow_nic_downrate: true
-"""
-
 
 def onprem_candidates(cat: Catalog) -> tuple[Candidate, ...]:
-    spec = parse_spec(load_yaml_text(OPEN_SPEC))
+    spec = parse_spec(load_yaml_text(EVERY_SYSTEM))
     candidates, _ = enumerate_candidates(spec, cat)
     return tuple(c for c in candidates if c.deployment is Deployment.ON_PREM)
 
@@ -296,7 +280,7 @@ def test_the_enumeration_covers_every_matching_server_and_switch():
     """Every priced server and switch of one protocol with a rate in common is a candidate, or
     rejected because no catalog part links their cages (the reason names both cages)."""
     pairs = {(c.server, c.switch) for c in CANDIDATES}
-    _, rejected = enumerate_candidates(parse_spec(load_yaml_text(OPEN_SPEC)), BUILTIN)
+    _, rejected = enumerate_candidates(parse_spec(load_yaml_text(EVERY_SYSTEM)), BUILTIN)
     why = {r.what: r.reason for r in rejected}
     unlinked = 0
     for server in BUILTIN.servers.values():

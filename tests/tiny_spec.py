@@ -1,5 +1,7 @@
-"""A small valid spec shared by the input and command-line tests: Llama 3 8B on 20B tokens,
-on-prem InfiniBand, a few nodes on one switch. It solves in about a second."""
+"""Specs shared by the tests. ``TINY``: a small valid spec for the input and command-line tests,
+Llama 3 8B on 20B tokens, on-prem InfiniBand, a few nodes on one switch; it solves in about a
+second. ``EVERY_SYSTEM``: every on-prem system the catalogs can build (each fabric, topology and
+oversubscription, NICs allowed below their rate), for properties over all the candidates."""
 
 TINY = """\
 version: 1
@@ -18,4 +20,21 @@ constraints:
   fabrics: [infiniband]
   topologies: [single_switch]
   max_nodes: 4
+"""
+
+EVERY_SYSTEM = """\
+version: 1
+name: every-system
+horizon: 3 years
+workloads:
+  - name: small
+    model: {preset: llama3-8b}
+    tokens: 1T
+    global_batch: 1024
+constraints:
+  deployments: [on_prem]
+  fabrics: [ethernet, roce, infiniband]
+  topologies: [single_switch, fat_tree, rail_optimized, rail_only]
+  oversubscription: [1, 2, 3]
+  allow_nic_downrate: true
 """

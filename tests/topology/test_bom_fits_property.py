@@ -12,6 +12,7 @@ from designer.optimize import pricing
 from designer.planner.candidates import enumerate_candidates
 from designer.spec.load import parse_spec
 from designer.spec.yamlio import load_yaml_text
+from tiny_spec import EVERY_SYSTEM
 from designer.topology import summarize
 from designer.topology.bomcheck import check_bom
 from designer.topology.materials import tier_links
@@ -19,23 +20,7 @@ from designer.topology.ports import fits
 
 CAT = load_builtin()
 FACILITY = CAT.facilities["default"]
-OPEN = """\
-version: 1
-name: every-system
-horizon: 3 years
-workloads:
-  - name: small
-    model: {preset: llama3-8b}
-    tokens: 1T
-    global_batch: 1024
-constraints:
-  deployments: [on_prem]
-  fabrics: [ethernet, roce, infiniband]
-  topologies: [single_switch, fat_tree, rail_optimized, rail_only]
-  oversubscription: [1, 2, 3]
-  allow_nic_downrate: true
-"""
-CANDIDATES = enumerate_candidates(parse_spec(load_yaml_text(OPEN)), CAT)[0]
+CANDIDATES = enumerate_candidates(parse_spec(load_yaml_text(EVERY_SYSTEM)), CAT)[0]
 SHAPES = {c.key: pricing.fabric_shape(c, CAT, FACILITY) for c in CANDIDATES}
 
 
