@@ -201,7 +201,11 @@ def cost_breakdown(lines: Iterable[BomLine], catalog: Catalog, facility: Facilit
     out: list[CostLine] = []
     fac = facility.provenance
     for name in sorted(capex, key=lambda k: (CAPEX_NAMES.index(k) if k in CAPEX_NAMES else len(CAPEX_NAMES), k)):
-        basis = "from the bill of materials"
+        # A line without a price adds nothing to its category: the category's line says so.
+        unpriced = sum(1 for l in lines if l.category != "cloud" and l.price_basis != "owned"
+                       and l.unit_price_usd is None and capex_category(l) == name)
+        basis = "from the bill of materials" + (f"; {unpriced} unpriced line{'s' if unpriced > 1 else ''} not counted"
+                                                if unpriced else "")
         if name in ("installation", "spares"):
             basis = next(l.description for l in lines if l.category == "service" and l.sku == name)
         est = any(l.estimate for l in lines if l.category != "cloud" and capex_category(l) == name)
