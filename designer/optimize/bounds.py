@@ -27,12 +27,11 @@ import math
 from dataclasses import replace
 from typing import Iterable, Mapping
 
-from designer.optimize import ownership
+from designer.optimize import compute_floor, ownership
 from designer.optimize.ownership import usage_rate_usd_per_gpu_s
 from designer.optimize.problem import CloudSystem, OnPremSystem
 from designer.optimize.task import Thresholds
 from designer.optimize.workspace import Workspace
-from designer.perf import compute as perf_compute, flops as perf_flops
 
 
 def cloud_floor(ws: Workspace, w: str, th: Thresholds, keys: Iterable[str] | None = None) -> float:
@@ -67,9 +66,9 @@ def lower_bound(ws: Workspace, key: str, th: Thresholds, *, sizes: Mapping[str, 
     Model (a relaxation of the program of :mod:`designer.optimize.formulation`): a design builds
     the system at some size n and runs a set S of workloads on it; the others go to the cloud at
     no less than their cheapest cloud option f_w. A workload in S needs at least m_w nodes (its
-    ideal-network count, or ``sizes``; constraint (4)) and at least e_w GPU-seconds (its model
-    FLOPs at the GPUs' peak, MFU <= 1, or ``gpu_seconds``), and the GPU-time of S fits in the
-    G n D GPU-seconds the system offers by the latest deadline D of S (constraint (5)). So
+    ideal-network count, or ``sizes``; constraint (4)) and at least e_w GPU-seconds (its
+    compute at the GPU's best rates, :func:`flops_gpu_seconds`, or ``gpu_seconds``), and the
+    GPU-time of S fits in the G n D GPU-seconds the system offers by the latest deadline D of S (constraint (5)). So
 
         cost >= min over n of  cost(n) + min over S of sum_{w not in S} f_w,
 
@@ -202,15 +201,16 @@ class _Knapsack:
 
 
 def flops_gpu_seconds(ws: Workspace, key: str) -> dict[str, float]:
-    """Per workload, GPU-seconds no run on ``key``'s GPU can beat: its model FLOPs at the GPU's
-    dense peak in the job's precision (the denominator of MFU, so MFU <= 1;
-    :func:`designer.perf.compute.peak_rate`)."""
+    """Per workload, GPU-seconds no run on ``key``'s GPU can beat: its tokens at the least GPU
+    time per token of any plan (:func:`designer.optimize.compute_floor.seconds_per_token`: its
+    compute at the GPU's best rates, which no step undercuts)."""
     cand = ws.by_key[key]
     memo = ("flops", cand.gpu)
     if memo not in ws.floors:
         gpu = ws.catalog.gpus[cand.gpu]
-        ws.floors[memo] = {w.name: perf_flops.model_flops(w.job.model, w.job.tokens / w.job.model.seq_len)
-                           / perf_compute.peak_rate(gpu, w.job.precision) for w in ws.workloads}
+        speed = ws.task.efficiency.compute
+        ws.floors[memo] = {w.name: w.tokens * compute_floor.seconds_per_token(w.job, gpu, speed)
+                           for w in ws.workloads}
     return ws.floors[memo]
 
 

@@ -24,14 +24,13 @@ from typing import Callable, Iterable, Mapping, Sequence
 from designer import perf, topology
 from designer.catalog import domain
 from designer.errors import CatalogError, TopologyError
-from designer.optimize import cloud, evaluate, ownership, preferences, pricing
+from designer.optimize import cloud, compute_floor, evaluate, ownership, preferences, pricing
 from designer.optimize import networks as network_costs
 from designer.optimize.candidates import Candidate
 from designer.optimize.clock import NO_DEADLINE, Deadline
 from designer.optimize.evaluate import Evaluation, Evaluator, best_view, gpu_count_grid, ideal_view
 from designer.optimize.problem import CloudSystem, Limits, OnPremSystem, Option, Problem, pareto
 from designer.optimize.task import Task, Thresholds, Workload
-from designer.perf import flops as perf_flops
 from designer.spec.choices import Deployment
 
 # Largest cloud reservation considered per workload where the catalog gives no cap: 2,048 instances
@@ -61,6 +60,7 @@ class Workspace:
         self.evaluations: dict[tuple[str, str], tuple[Evaluation, ...]] = {}
         self._scanned: dict[tuple[str, str], int] = {}  # (workload, key) -> smallest GPU count scanned
         self._ideal: dict[tuple[str, str, float, float], int | None] = {}
+        self._per_token: dict[tuple[str, str], float] = {}  # (workload, GPU) -> compute_floor
         self._bound_views: dict[tuple[bool, str], tuple[tuple, perf.NetworkView]] = {}
         self.fixed_nodes = task.fixed_nodes
         self.economics = task.economics
@@ -168,8 +168,12 @@ class Workspace:
             if self.task.limits.nodes is not None:
                 limit = min(limit, self.task.limits.nodes)
             floor = self._flops_floor(w, gpu, th)
-            for g in self._grid(w, cand, limit):
-                if g < floor:
+            # The ideal network is at least as good as the best of any kind (same GPU, same grid):
+            # no size below its answer qualifies here, and none at all if it has none.
+            ideal = self.ideal_gpus(w, cand, th, best=False) if best else floor
+            grid = () if ideal is None else self._grid(w, cand, limit)
+            for g in grid:
+                if g < floor or g < ideal:
                     continue
                 step = self.evaluator.step(w, cluster, g)
                 if isinstance(step, str):  # a size with no plan simply does not qualify
@@ -181,13 +185,13 @@ class Workspace:
         return self._ideal[key]
 
     def _flops_floor(self, w: Workload, gpu, th: Thresholds) -> float:
-        """GPUs below which no network can meet the deadline: the model FLOPs at the GPU's peak
-        (MFU <= 1) over the deadline. Saves evaluating sizes that cannot qualify."""
-        job = w.job
-        flops = perf_flops.model_flops(job.model, job.tokens / job.model.seq_len)
-        # A compute multiplier above 1 lets the model run faster than the datasheet peak.
-        peak = max(gpu.bf16_flops, gpu.fp8_flops or 0.0) * max(1.0, self.task.efficiency.compute)
-        return flops / (peak * th.deadlines_s[w.name])
+        """GPUs below which no network can meet the deadline: the least GPU time per token of any
+        plan (:func:`designer.optimize.compute_floor.seconds_per_token`, its compute at the GPU's
+        best rates) over the deadline. Saves evaluating sizes that cannot qualify."""
+        key = (w.name, gpu.name)
+        if key not in self._per_token:
+            self._per_token[key] = compute_floor.seconds_per_token(w.job, gpu, self.task.efficiency.compute)
+        return w.tokens * self._per_token[key] / th.deadlines_s[w.name]
 
     # ---------------------------------------------------------------- evaluation
 
