@@ -22,7 +22,8 @@
   micro-batches per chunk (``get_model_chunk_id``, microbatch_group_size_per_vp_stage = p) and
   backwards from the last chunk down, so the chunks' counts follow from the order; the peak is
   taken over the warm-up and the steady state.
-* Bubble: ``(p - 1) / v`` micro-batch times of the slowest stage (SC21 sec. 2.2).
+* Bubble: ``(p - 1) / v`` micro-batch times of the slowest stage (SC21 sec. 2.2), less the chunk
+  times a light first or last chunk saves (:func:`light_end_chunks`).
 * DualPipe (DeepSeek-V3 Technical Report, sec. 3.2.1 and Table 2): micro-batches enter from both
   ends, each rank holds stage ``i`` and stage ``p - 1 - i`` (two copies of the parameters, ``p + 1``
   micro-batches of activations), a forward chunk runs beside a backward chunk so that the expert
@@ -33,7 +34,8 @@
 
 from __future__ import annotations
 
-__all__ = ["StageLayout", "stage_layout", "inflight", "interleave_depths", "bubble_microbatches", "held_layers", "DUALPIPE"]
+__all__ = ["StageLayout", "stage_layout", "inflight", "interleave_depths", "bubble_microbatches", "held_layers",
+           "light_end_chunks", "DUALPIPE"]
 
 import functools
 import math
@@ -231,3 +233,34 @@ def held_layers(pp: int, v: int, microbatches: int, rank: int, layers: int, midd
         peak = max(peak, now)
         now -= bwd(j)
     return float(peak)
+
+
+def light_end_chunks(layout: StageLayout, v: int, layer_s: float, logits_s: float) -> float:
+    """Chunk times of the pacing stage by which a light first and last chunk shorten the bubble.
+
+    The fill runs the first micro-batch's forward through every chunk and the drain the last one's
+    backward back through them; of the first stage's chunks only its first lies on that path (the rest of its work waits in its idle time), and a first chunk
+    ``a`` times a middle chunk saves ``1 - a``. The last stage's last chunk turns each micro-batch
+    round (its forward then at once its backward); a last chunk ``b`` times a middle chunk saves
+    at least ``1 - b`` (a replay of the schedule saves up to one chunk already at ``b = 0.5``;
+    the lower bound is taken). Llama 3 405B keeps its first chunk for the embedding alone and its
+    last for the output and loss (sec. 3.3.2): about two chunks of its 15-chunk bubble on 16
+    stages. None when the last stage paces the pipeline (its logits outweigh a middle chunk).
+
+    Examples:
+        >>> light_end_chunks(StageLayout(7, 8, 7, 16), 8, 1.0, 0.5), light_end_chunks(StageLayout(8, 8, 8, 8), 4, 1.0, 0.0)
+        (2.0, 0.0)
+        >>> light_end_chunks(StageLayout(7, 8, 7, 16), 1, 1.0, 0.5)  # plain 1F1B: the stages are the chunks
+        0.1875
+    """
+    if layout.stages == 1 or layout.middle <= 0:
+        return 0.0
+    middle = layout.middle * layer_s
+    if layout.last * layer_s + logits_s > middle or layout.first > layout.middle:
+        return 0.0
+    per = layout.middle / v  # layers of a middle chunk
+    first = max(0.0, per - (layout.middle - layout.first))
+    last = max(0.0, per - (layout.middle - layout.last))
+    chunk = per * layer_s
+    short = max(0.0, 1.0 - (last * layer_s + logits_s) / chunk)
+    return max(0.0, 1.0 - first / per) + (min(1.0, 2.0 * short) if v > 1 else short)

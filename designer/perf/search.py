@@ -32,8 +32,8 @@ from designer.perf.compute import layer_times, logit_times
 from designer.perf.estimate import StepEstimate
 from designer.perf.memory import memory_per_gpu, usable_hbm_bytes
 from designer.perf.offload import offload_for
-from designer.perf.pipeline import bubble_microbatches, interleave_depths, stage_layout
-from designer.perf.step import Timing, estimate_from, stage_compute, step_timing, structure_reason_on
+from designer.perf.pipeline import interleave_depths, stage_layout
+from designer.perf.step import Timing, bubble_chunks, estimate_from, stage_compute, step_timing, structure_reason_on
 from designer.perf.structure import structure_reason
 from designer.perf.types import Job, Plan, PlanConstraints
 
@@ -186,12 +186,14 @@ def _compute_bound_s(job: Job, plan: Plan, dense, moe, logits_s: float) -> float
 
     :func:`designer.perf.step.step_timing` gives ``step = micro * t_mb + bubble + exposed DP +
     optimizer + checkpoint`` with ``t_mb >= compute_mb`` (exposed communication is never
-    negative) and ``bubble = (pp - 1) / v * t_mb``; so ``step >= (micro + (pp - 1) / v) *
-    compute_mb``, with ``compute_mb`` from the same :func:`~designer.perf.step.stage_compute`.
+    negative) and ``bubble = c * t_mb``, ``c`` the bubble's micro-batch times
+    (:func:`~designer.perf.step.bubble_chunks`, ``(pp - 1) / v`` less what light end chunks save);
+    so ``step >= (micro + c) * compute_mb``, with ``compute_mb`` from the same
+    :func:`~designer.perf.step.stage_compute`.
     """
     micro = job.global_batch // (plan.dp * plan.microbatch)
-    _, compute_mb, _ = stage_compute(job.model, plan, dense, moe, logits_s)
-    bubble = bubble_microbatches(plan.pp, plan.virtual_stages, plan.schedule)
+    layer, compute_mb, _ = stage_compute(job.model, plan, dense, moe, logits_s)
+    bubble = bubble_chunks(job.model, plan, layer.fwd_s + layer.bwd_s + layer.recompute_s, logits_s)
     # Rounding: the step model sums the same terms in another order.
     return (micro + bubble) * compute_mb * (1.0 - 1e-9)
 

@@ -16,7 +16,8 @@ Model:
   compute. Which traffic overlaps, and how well, is the software stack's
   (:mod:`designer.perf.software`).
 * 1F1B pipeline: ``(m + (p-1)/v) x T_mb`` for m micro-batches, p stages, v interleaved chunks
-  (bubble fraction ``(p-1)/(v m)``, Narayanan et al. SC21 sec. 2.2).
+  (bubble fraction ``(p-1)/(v m)``, Narayanan et al. SC21 sec. 2.2), less the chunk times a light
+  first or last chunk saves (:func:`designer.perf.pipeline.light_end_chunks`).
 * Data parallelism (:mod:`designer.perf.dataparallel`): per the stack's schedule for the ZeRO
   stage, gradients reduced and parameters gathered once a step, overlapped with the backward of
   the last micro-batch and the forward of the first except one bucket, or layer by layer in every
@@ -36,6 +37,7 @@ step, ``F = model_flops_per_token x global_batch x seq_len`` (:mod:`designer.per
 from __future__ import annotations
 
 __all__ = ["Timing", "estimate_step", "check_plan", "evaluate", "step_timing", "estimate_from", "stage_compute",
+           "bubble_chunks",
            "structure_reason_on"]
 
 import math
@@ -53,7 +55,7 @@ from designer.perf.flops import model_flops_per_token
 from designer.perf.memory import memory_per_gpu, stage_params, usable_hbm_bytes
 from designer.perf.offload import NO_OFFLOAD, offload_exposed_s, offload_for
 from designer.perf.overlap import exposed_s
-from designer.perf.pipeline import StageLayout, bubble_microbatches, stage_layout
+from designer.perf.pipeline import StageLayout, bubble_microbatches, light_end_chunks, stage_layout
 from designer.perf.structure import structure_reason
 from designer.perf.types import Job, ModelArch, Plan, Precision, Recompute
 
@@ -250,6 +252,19 @@ def stage_compute(model: ModelArch, plan: Plan, dense: LayerTimes, moe: LayerTim
     return layer, compute, layers
 
 
+def bubble_chunks(model: ModelArch, plan: Plan, layer_s: float, logits_s: float) -> float:
+    """The 1F1B bubble in micro-batch times of the slowest stage, ``(p - 1) / v``
+    (:func:`~designer.perf.pipeline.bubble_microbatches`), less the chunk times a light first or
+    last chunk saves (:func:`~designer.perf.pipeline.light_end_chunks`; ``layer_s`` one layer's
+    compute, ``logits_s`` the output layer's). The step model and the plan search's lower bound
+    both use it."""
+    base = bubble_microbatches(plan.pp, plan.virtual_stages, plan.schedule)
+    if plan.pp <= 1 or plan.schedule == "dualpipe":
+        return base
+    saved = light_end_chunks(_layout(model, plan), plan.virtual_stages, layer_s, logits_s)
+    return max(0.0, base - saved / plan.virtual_stages)
+
+
 def _column_share(m: ModelArch) -> float:
     """Share of a dense layer's GEMM FLOPs in its column-parallel GEMMs (QKV and the first MLP
     projection, Megatron's ColumnParallelLinear), the window of the asynchronous backward
@@ -383,7 +398,8 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
     exposed_mb = (layers_stage * (tp_exposed_layer + cp_exposed_layer)
                   + ep_exposed_mb + pp_exposed_mb + dp_mb_exposed + offload_mb)
     t_mb = compute_mb + exposed_mb
-    bubble = bubble_microbatches(pp, v, plan.schedule) * t_mb
+    # A light first or last chunk shortens the bubble (designer.perf.pipeline.light_end_chunks).
+    bubble = bubble_chunks(m, plan, layer_compute, (logit_f + logit_b) / speed) * t_mb
 
     if plan.zero >= 1:
         opt_params = params.dense / (dp * cp) + params.expert / edp

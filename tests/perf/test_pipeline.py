@@ -8,7 +8,9 @@ import pytest
 
 from designer.perf import Cluster, Job, ModelArch, Plan, check_plan, estimate_step, resolve_software, search_plans
 from designer.perf.memory import memory_per_gpu, usable_hbm_bytes
-from designer.perf.pipeline import StageLayout, held_layers, inflight, interleave_depths, stage_layout
+from designer.perf.pipeline import (
+    StageLayout, bubble_microbatches, held_layers, inflight, interleave_depths, stage_layout,
+)
 
 from .factories import H100, LLAMA3_8B, LLAMA3_70B, NDR
 
@@ -107,6 +109,88 @@ def test_llama3_405b_first_stage_holds_no_layer_in_its_embedding_chunk():
     assert held_layers(16, 8, 32, 0, 7, 8) == pytest.approx(112.0)
     assert 7 * inflight(16, 8, 32, 0) == pytest.approx(125.125)
     assert held_layers(16, 1, 32, 0, 7, 8) == pytest.approx(7 * 16)  # plain 1F1B: one chunk
+
+
+def _replayed_step(p: int, v: int, m: int, fwd: float, bwd: float, send: float, cost=None) -> float:
+    """Time of one step of Megatron-Core's interleaved 1F1B (v = 1: plain 1F1B), replayed op by
+    op: each stage runs its forwards and backwards in the schedule's order (warm-up
+    2 (p - r - 1) + (v - 1) p forwards, then one forward and one backward in turn), a chunk's
+    forward waits for the previous chunk's output and its backward for the next chunk's gradient,
+    each ``send`` seconds after it was produced; sends never hold up the sender (posted ahead and
+    overlapped, as overlap_p2p_comm does). A chunk's forward takes ``fwd / v`` and its backward
+    ``bwd / v``, times ``cost(stage, chunk)`` where given."""
+    orders = []
+    for r in range(p):
+        total = m * v
+        warm = min(p - r - 1, m) if v == 1 else min(2 * (p - r - 1) + (v - 1) * p, total)
+        chunk = [((k // (p * v)) * p + k % p, (k % (p * v)) // p) for k in range(total)]  # (micro-batch, chunk)
+        order = [("F", *chunk[k]) for k in range(warm)]
+        for j in range(total - warm):
+            order += [("F", *chunk[warm + j]), ("B", chunk[j][0], v - 1 - chunk[j][1])]
+        order += [("B", chunk[j][0], v - 1 - chunk[j][1]) for j in range(total - warm, total)]
+        orders.append(order)
+    done: dict = {}
+    at, clock = [0] * p, [0.0] * p
+    moved = True
+    while moved:
+        moved = False
+        for r in range(p):
+            while at[r] < len(orders[r]):
+                kind, mb, c = orders[r][at[r]]
+                position = c * p + r
+                if kind == "F":
+                    need = None if position == 0 else ("F", mb, c if r else c - 1, (r - 1) % p)
+                else:
+                    need = ("F", mb, c, r) if position == p * v - 1 else ("B", mb, c if r < p - 1 else c + 1, (r + 1) % p)
+                if need is not None and need not in done:
+                    break
+                ready = 0.0 if need is None else done[need] + (send if need[3] != r else 0.0)
+                scale = 1.0 if cost is None else cost(r, c)
+                clock[r] = max(clock[r], ready) + (fwd if kind == "F" else bwd) / v * scale
+                done[(kind, mb, c, r)] = clock[r]
+                at[r] += 1
+                moved = True
+    assert all(at[r] == len(orders[r]) for r in range(p))
+    return max(clock)
+
+
+@pytest.mark.parametrize("p, v, m", [(4, 2, 16), (4, 20, 16), (8, 4, 32), (16, 8, 16), (8, 12, 8), (8, 1, 32)])
+def test_replayed_schedule_takes_the_1f1b_bubble(p, v, m):
+    """Replayed, Megatron-Core's (interleaved) 1F1B takes (m + (p - 1)/v) micro-batch times
+    (SC21 sec. 2.2)."""
+    assert _replayed_step(p, v, m, 1.0, 2.0, 0.0) == pytest.approx((m + bubble_microbatches(p, v)) * 3.0)
+
+
+@pytest.mark.parametrize("p, v, m", [(4, 2, 8), (8, 4, 16), (16, 8, 16), (8, 1, 16), (4, 1, 8)])
+@pytest.mark.parametrize("first, last, logits", [(1, 2, 0.0), (2, 1, 0.0), (1, 1, 1.0), (0, 2, 0.0),
+                                                  (2, 1, 0.5), (1, 0, 0.8), (2, 2, 1.9)])
+def test_light_first_and_last_chunks_shorten_the_replayed_bubble(p, v, m, first, last, logits):
+    """Middle chunks of 2 layers; the first stage's first chunk holds ``first`` layers and the last
+    stage's last chunk ``last`` layers plus ``logits`` layers' worth of output and loss. The
+    replayed schedule's step is shorter than the even one's by at least the chunks
+    :func:`light_end_chunks` counts (exactly where only the first chunk is light)."""
+    from designer.perf.pipeline import light_end_chunks
+    fwd, bwd = 1.0, 2.0
+    middle = 2 * v
+    layout = StageLayout(middle - 2 + first, middle, middle - 2 + last, p)
+
+    def cost(r, c):
+        if r == 0 and c == 0:
+            return first / 2
+        if r == p - 1 and c == v - 1:
+            return (last + logits) / 2
+        return 1.0
+
+    even = _replayed_step(p, v, m, fwd * middle, bwd * middle, 0.0)
+    light = _replayed_step(p, v, m, fwd * middle, bwd * middle, 0.0, cost)
+    chunk = 2 * (fwd + bwd)  # one middle chunk's forward and backward
+    counted = light_end_chunks(layout, v, fwd + bwd, logits * (fwd + bwd))
+    if last + logits > 2:  # the last stage paces the pipeline: nothing counted
+        assert counted == 0.0 and light > even
+        return
+    assert even - light >= counted * chunk - 1e-9
+    if last + logits == 2:
+        assert even - light == pytest.approx(counted * chunk)
 
 
 def test_uneven_split_runs_on_stacks_that_have_it_only():

@@ -35,6 +35,7 @@ from designer.perf.compute import gemm_rate, peak_rate
 from designer.perf.flops import attention_flops_per_token, model_flops_per_token
 from designer.perf.memory import memory_per_gpu
 from designer.perf.network import links_for
+from designer.perf.pipeline import stage_layout
 from designer.perf.step import step_timing
 from designer.perf.search import candidate_plans
 
@@ -177,15 +178,20 @@ def test_more_gpus_on_the_same_work_never_take_fewer_gpu_seconds(case, degree):
 def test_bubble_is_the_1f1b_fraction_of_the_micro_batches(case):
     """1F1B: the bubble is (p-1)/v micro-batch times, (p-1)/(v m) of the m micro-batches'
     compute and exposed communication (Narayanan et al. SC21 sec. 2.2), whatever tp, cp, dp and
-    the ZeRO stage's data-parallel schedule are; the data-parallel time exposed once a step (after
-    the last backward, before the first forward) is outside the pipeline."""
+    the ZeRO stage's data-parallel schedule are, where every stage holds the same layers (a light
+    first or last chunk only shortens it); the data-parallel time exposed once a step (after the
+    last backward, before the first forward) is outside the pipeline."""
     job, plan = case.job, case.plan
     est = estimate_step(job, plan, case.cluster)
     b = est.breakdown
     per_step = step_timing(job, plan, case.cluster, links_for(case.cluster)).dp_step_exposed_s
     busy = b.compute_s + b.exposed_comm_s - per_step
-    assert b.bubble_s == pytest.approx((plan.pp - 1) / (plan.virtual_stages * est.microbatches) * busy,
-                                       rel=1e-7, abs=1e-15)
+    expect = (plan.pp - 1) / (plan.virtual_stages * est.microbatches) * busy
+    layout = stage_layout(job.model.layers, plan.pp, plan.first_stage_layers, plan.last_stage_layers)
+    if isinstance(layout, str) or layout.is_even:
+        assert b.bubble_s == pytest.approx(expect, rel=1e-7, abs=1e-15)
+    else:  # designer.perf.pipeline.light_end_chunks
+        assert b.bubble_s <= expect * (1 + 1e-7) + 1e-15
 
 
 @PROPS
