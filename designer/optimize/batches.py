@@ -158,7 +158,7 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
             if require_onprem:
                 problem = replace(problem, onprem_required=True)
             sol = solve_scheduled(problem, solver=solver, time_limit_s=time_limit_s, deadline=deadline,
-                                  cutoff=_beats(best, below))
+                                  cutoff=_beats(best, below), learned=ws.energy)
         except InfeasibleError:
             continue
         except SolverTimeoutError:
@@ -180,8 +180,14 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
         raise InfeasibleError("no design over the candidates meets the constraints"
                               + (" and is cheaper than the cutoff" if cutoff is not None else ""))
     if late:
-        late_bounds = [first_bounds.get(k, 0.0) for k in late] if prunable else None
-        unbounded = sum(k not in first_bounds for k in late)
+        late_bounds = None
+        if prunable:
+            # A candidate reached before its first bound still has the one of its servers at
+            # their compute floor (no plan search: quick once the time is up).
+            late_bounds = [first_bounds[k] if k in first_bounds else adjusted(bounds.compute_bound(ws, k, th, cloud))
+                           for k in late]
+        unbounded = sum(k not in first_bounds and not (late_bounds and late_bounds[i] > 0)
+                        for i, k in enumerate(late))
         best = _out_of_time(best, late_bounds, len(late), len(onprem), budget_out, unbounded)
     return best
 

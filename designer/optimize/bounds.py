@@ -21,15 +21,17 @@ Bounds, each below the cost the program would find for the candidate:
 
 from __future__ import annotations
 
-__all__ = ["cloud_floor", "lower_bound", "server_cost", "refined_bound", "usage_bound", "flops_gpu_seconds"]
+__all__ = ["cloud_floor", "lower_bound", "server_cost", "refined_bound", "usage_bound", "flops_gpu_seconds",
+           "compute_bound"]
 
 import math
 from dataclasses import replace
 from typing import Iterable, Mapping
 
-from designer.optimize import compute_floor, ownership
+from designer.optimize import compute_floor, ownership, pricing
 from designer.optimize.ownership import usage_rate_usd_per_gpu_s
 from designer.optimize.problem import CloudSystem, OnPremSystem
+from designer.errors import CatalogError, TopologyError
 from designer.optimize.task import Thresholds
 from designer.optimize.workspace import Workspace
 
@@ -279,4 +281,51 @@ def usage_bound(ws: Workspace, key: str, th: Thresholds, keys: Iterable[str] | N
         seconds = min((e.gpus * e.time_s for e in ws.evaluations.get((w.name, key), ())
                        if th.admits(w.name, e.time_s, e.utilization)), default=math.inf)
         bound += min(cloud_floor(ws, w.name, th, keys), rate * seconds)
+    return bound
+
+
+def compute_bound(ws: Workspace, key: str, th: Thresholds, keys: Iterable[str] | None = None) -> float:
+    """A lower bound on the total cost of any design that builds on-prem candidate ``key`` that
+    needs no plan search: :func:`lower_bound` with each workload's GPUs and GPU-seconds at their
+    compute floor (:func:`designer.optimize.compute_floor.seconds_per_token`; no network, ideal
+    or real, does better) and the system at its servers alone (no switch, link, rack, file system
+    or network; every count only adds cost). Candidates of one server share it. The search uses
+    it for the gap of a design found when the time limit passed before a candidate's own bounds
+    were computed. ``keys``: the cloud candidates (prepared) whose floors count."""
+    cand = ws.by_key[key]
+    memo = ("compute bound", cand.server, _signature(ws, th), None if keys is None else tuple(keys),
+            ws.cloud_version)
+    if memo not in ws.floors:
+        ws.floors[memo] = _compute_bound(ws, key, th, keys)
+    return ws.floors[memo]
+
+
+def _compute_bound(ws: Workspace, key: str, th: Thresholds, keys) -> float:
+    cand = ws.by_key[key]
+    try:
+        shape = pricing.fabric_shape(cand, ws.catalog, ws.facility)
+        costs = pricing.unit_costs(cand, ws.catalog, ws.facility, 1, owned=ws.task.owned)
+    except (CatalogError, TopologyError):
+        return 0.0  # nothing known of this candidate: no bound
+    bare = OnPremSystem(cand, shape, replace(costs, node_link_usd=0.0, node_link_w=0.0, rack_usd=0.0,
+                                             storage=None, networks=None))
+    gpu = ws.catalog.gpus[cand.gpu]
+    speed = ws.task.efficiency.compute
+    gpn = cand.gpus_per_node
+    seconds = {w.name: w.tokens * compute_floor.seconds_per_token(w.job, gpu, speed) for w in ws.workloads}
+    need = {w: max(1, math.ceil(s / th.deadlines_s[w] / gpn - 1e-9)) for w, s in seconds.items()}
+    nmax = ws.max_nodes(cand)
+    if nmax < 1:
+        return math.inf
+    points = [ws.fixed_nodes] if ws.fixed_nodes is not None else _size_points(min(need.values()), nmax,
+                                                                                 need.values())
+    rest = _Knapsack(need, seconds, _floors(ws, th, keys), th.deadlines_s, gpn)
+    bound = math.inf
+    for i, nodes in enumerate(points):
+        right = points[i + 1] - 1 if i + 1 < len(points) else nmax
+        cloud = rest.cost(max(right, nodes))
+        if cloud < math.inf:
+            cost = ownership.onprem_cost_usd(bare, ws.economics, nodes=nodes, switches=0, ls_links=0, sx_links=0,
+                                             racks=0)
+            bound = min(bound, cost + cloud)
     return bound

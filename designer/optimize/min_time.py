@@ -105,7 +105,7 @@ def solve_min_time(ws: Workspace, th: Thresholds, cloud: list[str], onprem: list
         try:
             ws.solves += 1
             sol = solve_scheduled(ws.problem([*cloud, *group], th, limits=limits, objective="min_time"),
-                                  solver=solver, time_limit_s=time_limit_s, deadline=ws.deadline)
+                                  solver=solver, time_limit_s=time_limit_s, deadline=ws.deadline, learned=ws.energy)
         except InfeasibleError:
             continue
         except SolverTimeoutError:

@@ -102,7 +102,8 @@ def _conflict_cut(problem: Problem, sol: Solution) -> tuple[tuple[tuple[str, str
 
 
 def solve_scheduled(problem: Problem, *, solver: str = "highs", time_limit_s: float | None = None,
-                    deadline: Deadline | None = None, cutoff: float | None = None) -> Solution:
+                    deadline: Deadline | None = None, cutoff: float | None = None,
+                    learned: set[tuple[float, float]] | None = None) -> Solution:
     """The program's optimum among designs whose on-prem jobs pack (module docstring), with its
     schedule.
 
@@ -110,6 +111,11 @@ def solve_scheduled(problem: Problem, *, solver: str = "highs", time_limit_s: fl
     good). Each round's optimum is a lower bound on every later round's (cuts only remove
     designs), so once one reaches the cutoff no design of this program can beat it and the
     loop stops without further cuts.
+
+    ``learned``: the energetic intervals (constraint 16) added here are put in it. An interval's
+    cut holds for every design that packs, whatever its system, sizes or deadlines (each job's
+    least overlap is computed from its own), so a search passes the intervals its earlier
+    programs found to the later ones, which then start from them instead of finding them again.
 
     Raises:
         InfeasibleError: no design meets the constraints, or none whose sizes pack, or (with
@@ -130,6 +136,8 @@ def solve_scheduled(problem: Problem, *, solver: str = "highs", time_limit_s: fl
         energy = _energy_cuts(problem, sol)
         if energy:
             problem = replace(problem, energy=(*problem.energy, *energy))
+            if learned is not None:
+                learned.update(energy)
         else:
             problem = replace(problem, exclude=(*problem.exclude, _conflict_cut(problem, sol)))
         rounds += 1

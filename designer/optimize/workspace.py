@@ -68,6 +68,9 @@ class Workspace:
         self.credits = MappingProxyType({c.key: cr for c in self.candidates
                                          if any(cr := preferences.credits_of(task.preferences, c, task.catalog))})
         self.solves = 0  # programs solved (the drivers count them)
+        # Energetic intervals (constraint 16) the schedules of earlier programs found overfull:
+        # valid for every design that packs, so every later program starts with them.
+        self.energy: set[tuple[float, float]] = set()
         self._cost_cache: dict[tuple[str, int], float] = {}
         # Memo of designer.optimize.bounds (cloud floors, first bounds) and dominance (undominated sets).
         self.floors: dict[tuple, object] = {}
@@ -377,7 +380,7 @@ class Workspace:
             tokens=MappingProxyType({w.name: w.tokens for w in self.workloads}),
             onprem=tuple(onprem), cloud=tuple(cloud), options=MappingProxyType(options), economics=self.economics,
             limits=limits if limits is not None else self.limits(), objective=objective,
-            fixed_nodes=self.fixed_nodes, ranks=self._ranks,
+            fixed_nodes=self.fixed_nodes, ranks=self._ranks, energy=tuple(sorted(self.energy)) if onprem else (),
             credits=MappingProxyType({s.key: self.credits[s.key] for s in (*onprem, *cloud) if s.key in self.credits}),
         )
 
