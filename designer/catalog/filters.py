@@ -98,7 +98,7 @@ def entry_vendor(kind: str, entry: Any) -> str | None:
 def entry_price_usd(kind: str, entry: Any) -> float | None:
     """The purchase price of one, in dollars; None for an unpriced part and for kinds priced per
     hour, per year or not at all (clouds, licences, support, facilities, fabric profiles)."""
-    if kind in ("gpu", "nic", "switch", "cable", "transceiver", "server", "storage"):
+    if kind in ("gpu", "nic", "switch", "cable", "transceiver", "server", "storage", "appliance"):
         return entry.price_usd
     return None
 

@@ -35,7 +35,7 @@ from designer.spec import yamlio
 # Load order of the built-in files: referenced kinds (GPUs, NICs) come before their users.
 BUILTIN_FILES = ("gpus.yaml", "nics.yaml", "switches.yaml", "cables.yaml", "transceivers.yaml",
                  "servers.yaml", "clouds.yaml", "fabrics.yaml", "facility.yaml", "support.yaml", "licences.yaml",
-                 "storage.yaml")
+                 "storage.yaml", "appliances.yaml")
 _BUILTIN_PACKAGE = "designer.catalogs"
 
 

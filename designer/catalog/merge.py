@@ -163,7 +163,7 @@ class Merge:
                                        f"{_hint(ref, self.entries[target])}", where)
         # A discount for a vendor no entry has would silently change nothing (a misspelt vendor).
         vendors = {"other-vendors"} | {e.provider for e in self.entries["cloud"].values()}
-        vendors |= {getattr(e, "vendor", "") for k in ("gpu", "nic", "switch", "server", "storage")
+        vendors |= {getattr(e, "vendor", "") for k in ("gpu", "nic", "switch", "server", "storage", "appliance")
                     for e in self.entries[k].values()}
         for name, book in sorted(self.entries["price_book"].items()):
             for vendor in book.discounts:

@@ -18,7 +18,7 @@ from typing import Any
 
 from designer.catalog.types import Catalog, CloudInstance, PriceBook, Provenance
 
-_HARDWARE = ("gpus", "nics", "switches", "cables", "transceivers", "servers", "storage")
+_HARDWARE = ("gpus", "nics", "switches", "cables", "transceivers", "servers", "storage", "appliances")
 _CLOUD_PRICES = ("price_on_demand_usd_per_s", "price_reserved_1y_usd_per_s", "price_reserved_3y_usd_per_s",
                  "price_capacity_block_usd_per_s")
 

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable
 
 from designer.catalog.types import (
     CAGES, FIBER_CONNECTORS, KINDS as KIND_NAMES, PRICE_BASES, Cable, CloudInstance, Connector, FabricKind,
-    FabricProfile, Facility, Gpu, MediaKind, Licence, Nic, PriceBook, Protocol, Server, Storage, Support, Switch,
+    Appliance, FabricProfile, Facility, Gpu, MediaKind, Licence, Nic, PriceBook, Protocol, Server, Storage, Support, Switch,
     Transceiver,
 )
 from designer.spec import rates, units
@@ -374,6 +374,11 @@ KINDS: dict[str, _Kind] = {
         _Field("price", "price_usd", optional(_MONEY)), _VENDOR,
         _Field("ports", "ports", integer(0), 0), _Field("port_rate", "port_rate_Bps", _BW, 0.0),
         *_PORT_FIELDS)),
+    "appliance": _Kind(Appliance, "appliances", (
+        _DESC, _Field("manages", "manages", _choice([p.value for p in Protocol], Protocol)),
+        _Field("per_fabric", "per_fabric", integer(1)), _Field("nic", "nic", name_ref),
+        _Field("fabric_ports", "fabric_ports", integer(1)), _Field("power", "power_w", positive(_POWER)),
+        _Field("rack_units", "rack_units", integer(1)), _Field("price", "price_usd", optional(_MONEY)), _VENDOR)),
     "price_book": _Kind(PriceBook, "price_books", (
         _DESC, _Field("currency", "currency", _currency, "USD"),
         _Field("exchange_rate", "exchange_rate", _exchange_rate, 1.0),
@@ -384,9 +389,9 @@ assert tuple(KINDS) == KIND_NAMES  # one schema per kind, in the documented orde
 # Kinds by their plural (built-in file names, `--kind switches`).
 PLURALS = {"gpus": "gpu", "nics": "nic", "switches": "switch", "cables": "cable", "transceivers": "transceiver",
            "servers": "server", "clouds": "cloud", "fabrics": "fabric", "facilities": "facility",
-           "supports": "support", "licences": "licence", "storages": "storage",
+           "supports": "support", "licences": "licence", "storages": "storage", "appliances": "appliance",
            "price_books": "price_book"}
 
 # References checked once all files are merged: (kind, attribute, kind it names).
 REFERENCES = (("server", "gpu", "gpu"), ("server", "nic", "nic"), ("server", "storage_nic", "nic"),
-               ("cloud", "gpu", "gpu"))
+               ("cloud", "gpu", "gpu"), ("appliance", "nic", "nic"))

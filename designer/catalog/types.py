@@ -27,6 +27,7 @@ __all__ = [
     "Licence",
     "PriceBook",
     "Storage",
+    "Appliance",
     "Catalog",
     "KINDS",
     "PRICE_BASES",
@@ -387,6 +388,24 @@ class Storage:
 
 
 @dataclass(frozen=True, slots=True)
+class Appliance:
+    """A management appliance attached to a fabric's leaves: the InfiniBand fabric manager (UFM)
+    of the DGX SuperPOD (RA-11333 Table 7), with the adapter its fabric ports are on."""
+
+    name: str
+    description: str
+    manages: Protocol  # the fabrics it serves (UFM: InfiniBand)
+    per_fabric: int  # appliances one fabric gets (an HA pair: 2)
+    nic: str  # Nic name of its fabric ports
+    fabric_ports: int  # leaf ports one appliance takes
+    power_w: float
+    rack_units: int
+    price_usd: float | None  # None: no known price (counted as unpriced, never as $0)
+    provenance: Provenance
+    vendor: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class PriceBook:
     """A buyer's price book: per-vendor discounts off the catalog's prices and the currency reports
     show amounts in (``exchange_rate`` units of ``currency`` per US dollar). A spec's ``price_book:``
@@ -401,7 +420,7 @@ class PriceBook:
 
 
 KINDS = ("gpu", "nic", "switch", "cable", "transceiver", "server", "cloud", "fabric", "facility", "support",
-         "licence", "storage", "price_book")
+         "licence", "storage", "appliance", "price_book")
 
 
 @dataclass(frozen=True, slots=True)
@@ -420,6 +439,7 @@ class Catalog:
     supports: Mapping[str, Support] = field(default_factory=lambda: MappingProxyType({}))
     licences: Mapping[str, Licence] = field(default_factory=lambda: MappingProxyType({}))
     storage: Mapping[str, Storage] = field(default_factory=lambda: MappingProxyType({}))
+    appliances: Mapping[str, Appliance] = field(default_factory=lambda: MappingProxyType({}))
     price_books: Mapping[str, PriceBook] = field(default_factory=lambda: MappingProxyType({}))
     digest: str = ""  # sha256 over the catalog files that were loaded, in load order
     dates: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # file -> newest as_of
@@ -431,5 +451,6 @@ class Catalog:
             "gpu": self.gpus, "nic": self.nics, "switch": self.switches, "cable": self.cables,
             "transceiver": self.transceivers, "server": self.servers, "cloud": self.clouds,
             "fabric": self.fabrics, "facility": self.facilities, "support": self.supports,
-            "licence": self.licences, "storage": self.storage, "price_book": self.price_books,
+            "licence": self.licences, "storage": self.storage, "appliance": self.appliances,
+            "price_book": self.price_books,
         }[kind]

@@ -43,7 +43,7 @@ def _emit(produce: Callable[[], tuple[str, str]]) -> None:
 # The catalog kinds, written out so that --help does not load the catalog's types
 # (tests/cli/test_cli_catalog.py checks them against designer.catalog.types.KINDS).
 KIND_NAMES = ("gpu", "nic", "switch", "cable", "transceiver", "server", "cloud", "fabric", "facility", "support",
-              "licence", "storage", "price_book")
+              "licence", "storage", "appliance", "price_book")
 
 _CATALOG_OPTION = typer.Option([], "--catalog", "-c", metavar="FILE",
                                help="User catalog merged over the built-in ones (repeatable; later wins).")

@@ -40,7 +40,8 @@ from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
 # Category order used everywhere a BOM is listed (design file, tables, diffs).
-CATEGORIES = ("server", "gpu", "nic", "switch", "transceiver", "cable", "rack", "cooling", "storage", "cloud", "service")
+CATEGORIES = ("server", "gpu", "nic", "switch", "appliance", "transceiver", "cable", "rack", "cooling", "storage", "cloud",
+              "service")
 
 # Six significant digits keep utilization to 0.0001 %, step times to microseconds on a 10 s step,
 # and powers to the watt on a megawatt system: finer than any model behind them is accurate.

@@ -9,6 +9,9 @@ the topology's closed form (:func:`designer.topology.summarize`) at the chosen n
 from __future__ import annotations
 
 __all__ = [
+    "fabric_manager",
+    "manager_ports",
+    "manager_note",
     "fabric_request",
     "fabric_shape",
     "node_port",
@@ -27,9 +30,9 @@ from dataclasses import replace
 from typing import Mapping
 
 from designer import topology
-from designer.catalog.types import Catalog, CloudInstance, Facility, Server
+from designer.catalog.types import Appliance, Catalog, CloudInstance, Facility, Server
 from designer.design.bom import BomLine, sort_lines
-from designer.errors import CatalogError
+from designer.errors import CatalogError, TopologyError
 from designer.topology import networks as topo_networks
 from designer.optimize import cloud
 from designer.optimize import networks as network_costs
@@ -41,25 +44,62 @@ from designer.spec.units import SECONDS_PER_HOUR
 # The support entry for parts whose vendor has none of its own (catalogs/support.yaml).
 OTHER_VENDORS = "other-vendors"
 
-# The SuperPOD reserves 4 leaf ports for its UFM appliances (network.md 1.1); other designs use
-# none. The optimizer sizes compute fabrics without management appliances.
-_RESERVED_PORTS = 0
+def fabric_manager(candidate: Candidate, catalog: Catalog) -> Appliance | None:
+    """The appliance that manages the candidate's compute fabric: on InfiniBand the catalog's
+    fabric manager (the SuperPOD's UFM appliances, RA-11333 Table 7), first by name; None on
+    Ethernet fabrics, which run no subnet manager (the Spectrum-X fabrics are managed over the
+    out-of-band network and reserve no compute leaf port), and where the catalog has none."""
+    protocol = fabric_protocol(candidate.fabric)
+    found = [a for name, a in sorted(catalog.appliances.items()) if a.manages is protocol]
+    return found[0] if found else None
+
+
+def manager_ports(candidate: Candidate, catalog: Catalog) -> int:
+    """Compute leaf ports the fabric manager takes: its appliances times their fabric ports
+    (UFM: 4, RA-11333 Table 4's compute + UFM cables = 8 x nodes + 4); 0 without one."""
+    manager = fabric_manager(candidate, catalog)
+    return manager.per_fabric * manager.fabric_ports if manager is not None else 0
 
 
 def fabric_request(candidate: Candidate, catalog: Catalog, nodes: int, facility: Facility,
-                   *, reserved_leaf_ports: int = _RESERVED_PORTS) -> topology.FabricRequest:
+                   *, reserved_leaf_ports: int | None = None) -> topology.FabricRequest:
     """The topology request for an on-prem candidate at ``nodes`` servers.
 
-    Servers per rack follow from the facility's rack power and rack units.
+    Servers per rack follow from the facility's rack power and rack units. ``reserved_leaf_ports``
+    None reserves the fabric manager's ports (:func:`manager_ports`) where the leaves have them
+    free, as the SuperPOD removes a DGX per SU for its UFM (RA-11333 Table 4: 127 nodes); a fabric
+    whose leaves are full (Table 3's 32 x SU nodes) reserves none (:func:`manager_note` says so).
     """
     server = catalog.servers[candidate.server]
     nic = catalog.nics[server.nic]
     if candidate.link_rate_Bps:
         nic = replace(nic, rate_Bps=candidate.link_rate_Bps)
     switch = catalog.switches[candidate.switch]
-    return topology.request_for(server, nic, switch, candidate.topology, nodes, candidate.oversubscription,
-                                rack_power_w=facility.rack_power_w, rack_units=facility.rack_units,
-                                reserved_leaf_ports=reserved_leaf_ports)
+
+    def request(reserved: int) -> topology.FabricRequest:
+        return topology.request_for(server, nic, switch, candidate.topology, nodes, candidate.oversubscription,
+                                    rack_power_w=facility.rack_power_w, rack_units=facility.rack_units,
+                                    reserved_leaf_ports=reserved)
+
+    if reserved_leaf_ports is not None:
+        return request(reserved_leaf_ports)
+    wanted = manager_ports(candidate, catalog)
+    if wanted:
+        try:
+            return request(wanted)
+        except TopologyError:
+            pass  # no free leaf port: the fabric is built without them (manager_note)
+    return request(0)
+
+
+def manager_note(candidate: Candidate, catalog: Catalog, summary: topology.FabricSummary) -> str | None:
+    """Why a fabric that has a fabric manager has no leaf ports for it (its leaves are full), or None."""
+    manager = fabric_manager(candidate, catalog)
+    wanted = manager_ports(candidate, catalog)
+    if manager is None or summary.reserved_links >= wanted:
+        return None
+    return (f"no free compute leaf port for the {manager.per_fabric} {manager.name} (needs {wanted}): their "
+            f"fabric links are not built; one server less per scalable unit frees them (RA-11333 Table 4)")
 
 
 def node_port(candidate: Candidate, catalog: Catalog) -> topology.Port:
@@ -72,7 +112,8 @@ def node_port(candidate: Candidate, catalog: Catalog) -> topology.Port:
 
 def fabric_shape(candidate: Candidate, catalog: Catalog, facility: Facility) -> FabricShape:
     """Sizing parameters of a candidate's fabric (see :class:`~designer.optimize.problem.FabricShape`)."""
-    req = fabric_request(candidate, catalog, 1, facility)
+    # The fabric manager's ports are reserved only where leaf ports are free: no limit moves.
+    req = fabric_request(candidate, catalog, 1, facility, reserved_leaf_ports=0)
     cap = topology.capacity(req)
     # A rack-scale system is sized by its trays (req.nodes of them); limits are in whole systems.
     t = req.nodes
@@ -295,7 +336,8 @@ def onprem_bom(candidate: Candidate, catalog: Catalog, facility: Facility, nodes
     summary = topology.summarize(fabric_request(candidate, catalog, nodes, facility))
     switch = catalog.switches[candidate.switch]
     lines = list(server_lines(catalog, candidate.server, nodes))
-    lines.extend(topology.fabric_bom(summary, switch, catalog, node_port(candidate, catalog)))
+    lines.extend(topology.fabric_bom(summary, switch, catalog, node_port(candidate, catalog),
+                                     manager=fabric_manager(candidate, catalog)))
     server = catalog.servers[candidate.server]
     cooling = cooling_line(server, facility, nodes)
     if cooling is not None:

@@ -167,6 +167,9 @@ def assemble_design(spec: Spec, ws: Workspace, sol: Solution, alternatives, cons
     shown = measures_of(lines, cost, summary)
     if onprem is not None:
         warnings = warnings + _network_warnings(ws.system(onprem.key))
+        note = pricing.manager_note(onprem, catalog, summary)
+        if note:
+            warnings = warnings + (note,)
         deployment = "hybrid" if cloud_kinds else "on_prem"
         main = onprem
         gpu = catalog.servers[onprem.server].gpu

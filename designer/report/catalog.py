@@ -110,6 +110,9 @@ def entry_specs(kind: str, e: Any) -> str:
     if kind == "price_book":
         off = ", ".join(f"{vendor} -{share:.1%}" for vendor, share in e.discounts.items()) or "no discounts"
         return f"{off}; amounts shown in {e.currency} at {e.exchange_rate:g} per USD"
+    if kind == "appliance":
+        return (f"{e.manages.value} fabric manager, {e.per_fabric} per fabric, {e.fabric_ports}x {e.nic}, "
+                f"{units.format_power(e.power_w)}, {e.rack_units}U")
     if kind == "storage":
         return (f"read {bw(e.read_Bps, bits=False)}, write {bw(e.write_Bps, bits=False)}, "
                 f"{units.format_data_size(e.capacity_bytes)}, {units.format_power(e.power_w)}, {e.rack_units}U")

@@ -29,7 +29,7 @@ from designer.design.bom import BomLine
 from designer.topology.ports import fits
 
 _FIT_CATEGORIES = ("transceiver", "cable")
-_DEVICE_CATEGORIES = ("server", "nic", "switch")
+_DEVICE_CATEGORIES = ("server", "nic", "switch", "appliance")
 _LANE_TOLERANCE_GBPS = 1e-6
 
 
@@ -68,6 +68,8 @@ def _cage(catalog: Catalog, line: BomLine) -> _Cage | None:
         nic = catalog.nics.get(line.sku)
     elif line.category == "server" and line.sku in catalog.servers:
         nic = catalog.nics.get(catalog.servers[line.sku].nic)
+    elif line.category == "appliance" and line.sku in catalog.appliances:
+        nic = catalog.nics.get(catalog.appliances[line.sku].nic)
     if nic is None or nic.cage is None:
         return None
     return _Cage(nic.cage, frozenset(nic.protocols), nic.lane_Bps / GBPS)
@@ -96,7 +98,7 @@ def _into_device(catalog: Catalog, i: int, key: str, line: BomLine, form: str, d
                  name: str) -> list[Mismatch]:
     """Whether a part end of form ``form`` (the line's) goes into the cage of ``device``."""
     if device is None:
-        return [Mismatch(i, key, f"{name} is not a server, NIC or switch line of this design")]
+        return [Mismatch(i, key, f"{name} is not a server, NIC, switch or appliance line of this design")]
     cage = _cage(catalog, device)
     if cage is None:
         return [Mismatch(i, key, f"{name} states no cage in the catalogs")]

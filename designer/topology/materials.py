@@ -13,8 +13,10 @@ Rules (``docs/topology.md``, "Bill of materials"):
   every cage of every switch of the 4-SU pod) and in every server compute cage on an optical
   ``node-leaf`` tier; one cord per link, or per splitter where a cage's optical port carries
   several links. A copper-class tier that only optics can build gets them per link end.
-* Reserved-port links (UFM) get the cable of a single node link; the appliance's own transceiver is
-  part of the appliance and not listed.
+* Reserved-port links (UFM): with the fabric manager given, its appliances get a line of their
+  own (category ``appliance``, role ``fabric-manager``) and each reserved link is built from the
+  appliance's adapter port to a leaf cage: its optic (role ``fabric-manager``) and cable. Without
+  one, a reserved link gets the cable of a single node link.
 * A link no catalog part builds is refused with both ports and the reason named (the catalogs hold
   no placeholder parts).
 
@@ -24,18 +26,18 @@ ports are not modelled yet.
 
 from __future__ import annotations
 
-__all__ = ["fabric_bom", "tier_links", "optic_fit", "cable_fit", "pick_transceiver", "pick_cable"]
+__all__ = ["ROLE_MANAGER", "fabric_bom", "tier_links", "optic_fit", "cable_fit", "pick_transceiver", "pick_cable"]
 
 import math
 from dataclasses import replace
 from typing import Iterable, TypeVar
 
 from designer.catalog.media import GBPS
-from designer.catalog.types import Cable, Catalog, MediaKind, Switch, Transceiver
+from designer.catalog.types import Appliance, Cable, Catalog, MediaKind, Switch, Transceiver
 from designer.design.bom import BomLine, sort_lines
 from designer.errors import CatalogError
 from designer.topology.links import LinkParts, build_link
-from designer.topology.ports import Port, fits, switch_port
+from designer.topology.ports import Port, fits, nic_port, switch_port
 from designer.topology.schema import NODE_LEAF, MediaClass, TopologyKind
 from designer.topology.summary import FabricSummary
 
@@ -155,7 +157,7 @@ def tier_links(summary: FabricSummary, switch: Switch, catalog: Catalog, node: P
 
 
 def fabric_bom(summary: FabricSummary, switch: Switch | None, catalog: Catalog,
-               node: Port | None = None) -> tuple[BomLine, ...]:
+               node: Port | None = None, *, manager: Appliance | None = None) -> tuple[BomLine, ...]:
     """Network lines of the bill of materials: switches, transceivers and cables.
 
     Server NICs are part of the server's price and are not listed; cloud fabrics have no lines.
@@ -166,6 +168,7 @@ def fabric_bom(summary: FabricSummary, switch: Switch | None, catalog: Catalog,
         catalog: Where cables and transceivers are chosen from.
         node: A server's compute port in use (:func:`~designer.topology.ports.server_port`);
             required for a switched fabric.
+        manager: The fabric manager whose appliances take the reserved leaf ports (UFM), or None.
 
     Returns:
         BOM lines in :func:`designer.design.bom.sort_lines` order: category ``switch`` (roles ``leaf``,
@@ -214,8 +217,70 @@ def fabric_bom(summary: FabricSummary, switch: Switch | None, catalog: Catalog,
                                **optic_fit(lp.optic_a, lp, lp.a)))
         lines.append(_line("cable", lp.cable, tier.tier, math.ceil(links / lp.links_per_cable), **cable_fit(lp)))
         if tier.tier == NODE_LEAF and summary.reserved_links:
-            single = lp if lp.links_per_cable == 1 else build_link(
-                catalog, Port(node.device, node.cage, node.protocol, node.lanes // node.links, node.lane_Bps, 1,
-                              node.rate_Bps), lp.b, tier.length_m, media=tier.media)
-            lines.append(_line("cable", single.cable, tier.tier, summary.reserved_links, **cable_fit(single)))
+            lines.extend(_reserved_lines(summary, catalog, node, lp, tier.length_m, tier.media, manager))
+    if manager is not None:
+        why = ""
+        if summary.reserved_links:
+            nl = built[NODE_LEAF]
+            tier = next(t for t in summary.tier_links if t.tier == NODE_LEAF)
+            problem = manager_problem(catalog, manager, node, nl, tier.length_m, tier.media)
+            why = f" (fabric link not built from catalog parts: {problem})" if problem else ""
+        lines.append(BomLine("appliance", manager.name, manager.description + why, ROLE_MANAGER,
+                             float(manager.per_fabric),
+                             manager.price_usd, manager.power_w, manager.provenance.source,
+                             manager.provenance.price_basis, manager.provenance.as_of, manager.provenance.estimate))
     return _merge(lines)
+
+
+def _manager_link(catalog: Catalog, manager: Appliance, node: Port, lp: LinkParts, length_m: float,
+                  media: MediaClass) -> LinkParts | None:
+    """One link from the manager's adapter port to a leaf cage at the fabric's rate, or None when
+    the adapter cannot run it or no catalog part builds it (:func:`manager_problem` says why)."""
+    return None if manager_problem(catalog, manager, node, lp, length_m, media) else _build_manager_link(
+        catalog, manager, node, lp, length_m, media)
+
+
+def _manager_port(catalog: Catalog, manager: Appliance, node: Port) -> Port:
+    nic = catalog.nics.get(manager.nic)
+    if nic is None:
+        raise CatalogError(f"{manager.name} names unknown NIC '{manager.nic}'")
+    return replace(nic_port(nic, node.protocol, node.rate_Bps), device=manager.name)
+
+
+def _build_manager_link(catalog: Catalog, manager: Appliance, node: Port, lp: LinkParts, length_m: float,
+                        media: MediaClass) -> LinkParts:
+    return build_link(catalog, _manager_port(catalog, manager, node), lp.b, length_m, media=media)
+
+
+def manager_problem(catalog: Catalog, manager: Appliance, node: Port, lp: LinkParts, length_m: float,
+                    media: MediaClass) -> str | None:
+    """Why the manager's fabric link cannot be built from catalog parts (an HDR leaf and a
+    ConnectX-7 adapter), or None. Its reserved ports then get a node link's cable and the
+    appliance's line says the link is not built."""
+    try:
+        _build_manager_link(catalog, manager, node, lp, length_m, media)
+    except CatalogError as exc:
+        return str(exc)
+    return None
+
+
+# BOM role of the fabric manager's appliances and of the optics in their adapters.
+ROLE_MANAGER = "fabric-manager"
+
+
+def _reserved_lines(summary: FabricSummary, catalog: Catalog, node: Port, lp: LinkParts, length_m: float,
+                    media: MediaClass, manager: Appliance | None) -> list[BomLine]:
+    """Cables (and the appliance-side optics) of the reserved-port links, role ``node-leaf``: from
+    the manager's adapter port to a leaf cage where it has one, else as a single node link."""
+    count = summary.reserved_links
+    link = _manager_link(catalog, manager, node, lp, length_m, media) if manager is not None else None
+    if link is not None:
+        out = [_line("cable", link.cable, NODE_LEAF, math.ceil(count / link.links_per_cable), **cable_fit(link))]
+        if link.optic_a is not None:
+            out.append(_line("transceiver", link.optic_a, ROLE_MANAGER, math.ceil(count / link.links_per_optic_a),
+                             **optic_fit(link.optic_a, link, link.a)))
+        return out
+    single = lp if lp.links_per_cable == 1 else build_link(
+        catalog, Port(node.device, node.cage, node.protocol, node.lanes // node.links, node.lane_Bps, 1,
+                      node.rate_Bps), lp.b, length_m, media=media)
+    return [_line("cable", single.cable, NODE_LEAF, count, **cable_fit(single))]

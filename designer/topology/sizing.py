@@ -253,11 +253,12 @@ class Capacity:
 
 
 def capacity(req: Sizable) -> Capacity:
-    """Size limits of ``req``'s topology, switch and ratio; ``req.nodes`` and its reserved ports
-    are ignored (reserved ports need free leaf ports, which full fabrics do not have).
+    """Size limits of ``req``'s topology, switch and ratio; ``req.nodes`` is ignored.
 
     Rules as in :func:`plan_fabric`: one switch holds k NIC ports; two tiers hold k leaves; three
-    tiers k pods of P leaves (network.md 5.2-5.3).
+    tiers k pods of P leaves (network.md 5.2-5.3). Reserved ports need free leaf ports, which full
+    fabrics do not have: each limit is then the largest node count whose reserved ports fit with
+    no more tiers, as the SuperPOD removes a DGX for its UFM ports (256 -> 255 DGX in two tiers).
 
     Raises:
         TopologyError: A leaf cannot take one server (or the request is cloud, which has no limit).
@@ -266,7 +267,7 @@ def capacity(req: Sizable) -> Capacity:
     if kind is TopologyKind.CLOUD:
         raise TopologyError("a cloud fabric has no switch to size")
     if kind is TopologyKind.SINGLE_SWITCH:
-        one = k // rails
+        one = (k - req.reserved_leaf_ports) // rails
         return Capacity(one, k, 0, (), one, one, one)
     fat = kind is TopologyKind.FAT_TREE
     given = None if req.su_nodes is None else req.su_nodes * (rails if fat else 1)
@@ -282,7 +283,39 @@ def capacity(req: Sizable) -> Capacity:
     p = req.ports_per_cage
     pod = ((k // p // 2) * p // per_su) * per_su
     three = _max_nodes(req, su, pod, per_su) if pod else two
-    return Capacity(su, down, up, choices, one, max(one, two), max(one, two, three))
+    two, three = max(one, two), max(one, two, three)
+    if req.reserved_leaf_ports:
+        one, two, three = (_with_reserved(req, n, tiers) for n, tiers in ((one, 1), (two, 2), (three, 3)))
+    return Capacity(su, down, up, choices, one, two, three)
+
+
+@dataclass(frozen=True, slots=True)
+class _AtNodes:
+    """``req`` at another node count (what :func:`plan_fabric` reads of it)."""
+
+    req: Sizable
+    nodes: int
+
+    def __getattr__(self, name: str):
+        return getattr(self.req, name)
+
+    @property
+    def endpoints(self) -> int:
+        return self.nodes * self.req.nics_per_node
+
+
+def _with_reserved(req: Sizable, limit: int, tiers: int) -> int:
+    """The largest node count up to ``limit`` whose reserved ports fit in at most ``tiers`` tiers
+    (0 when none does); a node less frees one port on each of its leaves."""
+    n = limit
+    while n > 0:
+        try:
+            if plan_fabric(_AtNodes(req, n)).tiers <= tiers:
+                return n
+        except TopologyError:
+            pass
+        n -= 1
+    return 0
 
 
 def _reserve(req: Sizable, leaves: int, per_su: int, su: int, capacity: int) -> tuple[tuple[int, int], ...]:

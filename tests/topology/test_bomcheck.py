@@ -75,7 +75,7 @@ def test_each_hand_edit_is_caught_at_its_line_and_key():
         (_edit(SUPERPOD, node, lanes=4), (node, "lanes", "osfp-800g-2xsr4 has lanes 8, the line says 4")),
         (_edit(SUPERPOD, switch, protocol="ethernet"), (switch, "plugs_into", "nvidia-qm9700 does not speak ethernet")),
         (_edit(SUPERPOD, switch, plugs_into="nvidia-qm8700"),
-         (switch, "plugs_into", "nvidia-qm8700 is not a server, NIC or switch line of this design")),
+         (switch, "plugs_into", "nvidia-qm8700 is not a server, NIC, switch or appliance line of this design")),
         (_edit(SUPERPOD, cord, ends=("dgx-h100", "osfp-800g-2xsr4")),
          (cord, "ends", "dgx-h100 is not a transceiver line of this design (a fiber cord joins two optics)")),
         (_edit(SUPERPOD, cord, ends=("osfp-800g-2xsr4",)), (cord, "ends", "a cable has two ends; the line names 1")),
