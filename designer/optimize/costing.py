@@ -30,15 +30,15 @@ from designer.optimize.problem import Economics, OnPremSystem, StorageUnit
 from designer.spec import rates, units
 
 # Names of the cost lines, in the order reports list them.
-CAPEX_NAMES = ("server", "gpu", "nic", "switch", "transceiver", "cable", "rack", "storage", "management",
+CAPEX_NAMES = ("server", "gpu", "nic", "switch", "appliance", "transceiver", "cable", "rack", "storage", "management",
                "installation", "spares", "facility")
 OPEX_NAMES = ("power", "facility", "support", "licences")
 # BOM category -> catalog kind its SKUs name.
 _KIND_OF = {"server": "server", "gpu": "gpu", "nic": "nic", "switch": "switch", "transceiver": "transceiver",
-            "cable": "cable", "storage": "storage"}
+            "cable": "cable", "storage": "storage", "appliance": "appliance"}
 _NODE_PARTS = ("server", "gpu", "nic")  # a server's lines (the catalog quotes it complete)
-_HARDWARE = ("server", "gpu", "nic", "switch", "transceiver", "cable", "storage")  # resold at the horizon
-_SUPPORTED = ("server", "gpu", "nic", "switch", "storage")  # under a vendor contract
+_HARDWARE = ("server", "gpu", "nic", "switch", "appliance", "transceiver", "cable", "storage")  # resold at the horizon
+_SUPPORTED = ("server", "gpu", "nic", "switch", "appliance", "storage")  # under a vendor contract
 _PLURAL = {"switch": "switches", "storage": "storage"}
 
 
@@ -208,6 +208,11 @@ def cost_breakdown(lines: Iterable[BomLine], catalog: Catalog, facility: Facilit
                                                 if unpriced else "")
         if name in ("installation", "spares"):
             basis = next(l.description for l in lines if l.category == "service" and l.sku == name)
+        unpriced = sorted({l.sku for l in lines if not l.priced and l.category != "cloud"
+                           and capex_category(l) == name})
+        if unpriced:
+            # An unpriced part is never a silent $0: the line names what its amount leaves out.
+            basis += f" (without {', '.join(unpriced)}: unpriced)"
         est = any(l.estimate for l in lines if l.category != "cloud" and capex_category(l) == name)
         out.append(CostLine(name, "capex", capex[name], basis, fac.source if name in ("installation", "spares") else "",
                             fac.as_of if name in ("installation", "spares") else "", est))

@@ -100,7 +100,8 @@ class Terms:
 
 def onprem_terms(uc: UnitCosts, e: Economics, rails: int, gpus_per_node: int, *, nodes: Any, switches: Any,
                  ls_links: Any, sx_links: Any, racks: Any, bought_nodes: Any = None, bought_switches: Any = None,
-                 storage_units: Any = 0.0, bought_storage: Any = None, networks: Any = None) -> Terms:
+                 storage_units: Any = 0.0, bought_storage: Any = None, networks: Any = None,
+                 built: Any = 1.0) -> Terms:
     """The cost lines of ``nodes`` servers with their fabric, racks and file system (no busy energy:
     add :func:`busy_energy_j` per job).
 
@@ -108,20 +109,23 @@ def onprem_terms(uc: UnitCosts, e: Economics, rails: int, gpus_per_node: int, *,
     not bought, so they carry no capex and recover no residual value. ``networks`` is the storage
     and management networks' (capex, support, rated watts, hardware) from
     :func:`designer.optimize.networks.network_terms`: bought, powered at their rating around the
-    clock, supported and resold like the fabric.
+    clock, supported and resold like the fabric. ``built`` (1, or the program's build binary)
+    carries the parts a system has once whatever its size (``uc.fixed_usd`` / ``fixed_w``: the
+    fabric manager's appliances), bought, powered, supported and resold like the switches.
     """
     bought_nodes = nodes if bought_nodes is None else bought_nodes
     bought_switches = switches if bought_switches is None else bought_switches
     bought_storage = storage_units if bought_storage is None else bought_storage
     link_usd = uc.node_link_usd * rails * nodes + uc.leaf_spine_link_usd * ls_links + uc.spine_core_link_usd * sx_links
     link_w = uc.node_link_w * rails * nodes + uc.leaf_spine_link_w * ls_links + uc.spine_core_link_w * sx_links
+    fixed_usd, fixed_w = uc.fixed_usd * built, uc.fixed_w * built
     st = uc.storage
     st_usd = st.usd if st is not None else 0.0
     st_w = st.w if st is not None else 0.0
     capex: dict[str, Any] = {
         "server": uc.node_usd * bought_nodes * capex_per_usd(e, uc.node_spares),
         "network": (link_usd * capex_per_usd(e, uc.link_spares)
-                    + uc.switch_usd * bought_switches * capex_per_usd(e, uc.switch_spares)),
+                    + (uc.switch_usd * bought_switches + fixed_usd) * capex_per_usd(e, uc.switch_spares)),
         "rack": uc.rack_usd * racks * capex_per_usd(e, 0.0),
     }
     if st is not None:
@@ -129,13 +133,13 @@ def onprem_terms(uc: UnitCosts, e: Economics, rails: int, gpus_per_node: int, *,
     net_capex, net_support, net_w, net_hardware = networks if networks is not None else (0.0, 0.0, 0.0, 0.0)
     if networks is not None:
         capex["networks"] = net_capex
-    rated_w = uc.node_w * nodes + link_w + uc.switch_w * switches + st_w * storage_units + net_w
+    rated_w = uc.node_w * nodes + link_w + uc.switch_w * switches + st_w * storage_units + net_w + fixed_w
     _, idle = _draw(uc, e)
-    always_on_w = idle * nodes + link_w + uc.switch_w * switches + st_w * storage_units + net_w
+    always_on_w = idle * nodes + link_w + uc.switch_w * switches + st_w * storage_units + net_w + fixed_w
     hardware = (uc.node_usd * bought_nodes + link_usd + uc.switch_usd * bought_switches + st_usd * bought_storage
-                + net_hardware)
+                + net_hardware + fixed_usd)
     support = (uc.node_usd * nodes * support_per_usd(e, uc.node_support)
-               + uc.switch_usd * switches * support_per_usd(e, uc.switch_support) + net_support)
+               + (uc.switch_usd * switches + fixed_usd) * support_per_usd(e, uc.switch_support) + net_support)
     if st is not None:
         support = support + st_usd * storage_units * support_per_usd(e, st.support)
     opex: dict[str, Any] = {
@@ -225,7 +229,7 @@ def add_onprem_costs(m: Any, tag: str, system: OnPremSystem, e: Economics, *, y:
     net = networks(units) if networks is not None else None
     terms = onprem_terms(uc, e, system.shape.node_ports, gpn, nodes=nodes, switches=switches, ls_links=ls_links,
                          sx_links=sx_links, racks=racks, bought_nodes=bought_nodes, bought_switches=bought_switches,
-                         storage_units=units, bought_storage=bought_storage, networks=net)
+                         storage_units=units, bought_storage=bought_storage, networks=net, built=y)
     draw = _draw(uc, e)
     busy = sum((energy_usd(e, busy_energy_j(draw, o.gpus / gpn * o.time_s, o.utilization)) * var
                 for xs in usage.values() for o, var in xs), 0.0)
@@ -242,6 +246,6 @@ def usage_rate_usd_per_gpu_s(system: OnPremSystem, e: Economics) -> float:
     share = sh.node_ports / max(sh.leaf_down, 1)
     gpn = system.candidate.gpus_per_node
     terms = onprem_terms(uc, e, sh.node_ports, gpn, nodes=1.0, switches=share, ls_links=share * sh.leaf_up,
-                         sx_links=0.0, racks=0.0, storage_units=0.0)
+                         sx_links=0.0, racks=0.0, storage_units=0.0, built=0.0)
     busy = energy_usd(e, busy_energy_j(_draw(uc, e), e.horizon_s, 1.0))
     return (terms.capex_total + terms.opex_total + busy) / (gpn * e.horizon_s)

@@ -256,6 +256,10 @@ def unit_costs(candidate: Candidate, catalog: Catalog, facility: Facility, refer
         plan = network_costs.network_plan(
             server, catalog, facility, catalog.storage[unit.name] if unit is not None else None, networks,
             lambda vendor: support_fraction(catalog, facility, vendor))
+    # The fabric manager's appliances: once per system (an unpriced one costs 0 here, as a switch).
+    manager = fabric_manager(candidate, catalog)
+    manager_usd = manager.per_fabric * (manager.price_usd or 0.0) if manager is not None else 0.0
+    manager_w = manager.per_fabric * manager.power_w if manager is not None else 0.0
     return UnitCosts(
         node_usd=(server.price_usd or 0.0) + cooling_usd(server, facility), node_w=server.power_w,
         node_ru=server.rack_units,
@@ -268,7 +272,7 @@ def unit_costs(candidate: Candidate, catalog: Catalog, facility: Facility, refer
         node_spares=spares.get("server", 0.0), link_spares=link_spares, switch_spares=spares.get("switch", 0.0),
         node_training_w=server.training_power_w, node_idle_w=server.idle_power_w,
         owned_nodes=owned.get(server.name, 0), owned_switches=owned.get(switch.name, 0),
-        storage=unit, networks=plan,
+        storage=unit, networks=plan, fixed_usd=manager_usd, fixed_w=manager_w,
     )
 
 

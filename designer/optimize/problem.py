@@ -90,6 +90,9 @@ class UnitCosts:
     storage: "StorageUnit | None" = None
     # The storage, in-band and out-of-band networks (designer.optimize.networks.NetworkPlan); None: none.
     networks: Any = None
+    # Parts a built system has once whatever its size: the fabric manager's appliances (price, W).
+    fixed_usd: float = 0.0
+    fixed_w: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

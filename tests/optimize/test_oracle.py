@@ -67,12 +67,14 @@ def _capex_opex_power(system: OnPremSystem, n: int) -> tuple[float, float, float
     links = uc.node_link_usd * R * n + uc.leaf_spine_link_usd * s.leaf_spine_links + uc.spine_core_link_usd * sx
     links_w = uc.node_link_w * R * n + uc.leaf_spine_link_w * s.leaf_spine_links + uc.spine_core_link_w * sx
     a = e.installation_fraction
+    # The fabric manager's appliances (InfiniBand): once per system, bought and supported as switches.
+    fixed, fixed_w = uc.fixed_usd, uc.fixed_w
     capex = (uc.node_usd * n * (1 + a + uc.node_spares) + links * (1 + a + uc.link_spares)
-             + uc.switch_usd * switches * (1 + a + uc.switch_spares) + uc.rack_usd * racks * (1 + a))
-    support = years * (uc.node_usd * n * uc.node_support + uc.switch_usd * switches * uc.switch_support)
-    residual = e.residual_fraction * (uc.node_usd * n + links + uc.switch_usd * switches)
-    rated = uc.node_w * n + links_w + uc.switch_w * switches
-    idle = uc.node_w * e.idle_power_fraction * n + links_w + uc.switch_w * switches
+             + (uc.switch_usd * switches + fixed) * (1 + a + uc.switch_spares) + uc.rack_usd * racks * (1 + a))
+    support = years * (uc.node_usd * n * uc.node_support + (uc.switch_usd * switches + fixed) * uc.switch_support)
+    residual = e.residual_fraction * (uc.node_usd * n + links + uc.switch_usd * switches + fixed)
+    rated = uc.node_w * n + links_w + uc.switch_w * switches + fixed_w
+    idle = uc.node_w * e.idle_power_fraction * n + links_w + uc.switch_w * switches + fixed_w
     opex = (support - residual + rated * e.facility_usd_per_w_s * e.horizon_s
             + idle * e.horizon_s * e.pue * e.electricity_usd_per_j)
     return capex, opex, rated

@@ -170,8 +170,11 @@ def test_owned_dgx_h100_tco_per_gpu_hour_is_in_the_published_range(tmp_path):
     (w,) = d.workloads
     assert w.time_to_train_days / d.horizon_days > 0.9
     per_hour = {l.name: (-l.amount_usd if l.kind == "residual" else l.amount_usd) / gpu_hours for l in d.cost.lines}
-    assert set(per_hour) == {"server", "gpu", "nic", "switch", "transceiver", "cable", "rack", "storage",
-                             "management", "installation", "spares", "power", "facility", "support", "residual"}
+    # The InfiniBand fabric's UFM appliances have a capex line of their own, unpriced (amount 0).
+    assert set(per_hour) == {"server", "gpu", "nic", "switch", "appliance", "transceiver", "cable", "rack",
+                             "storage", "management", "installation", "spares", "power", "facility", "support",
+                             "residual"}
+    assert per_hour["appliance"] == 0.0
     total = d.cost.total_usd / gpu_hours
     assert total == pytest.approx(sum(per_hour.values()), rel=1e-9)
     assert 1.55 <= total <= 2.39

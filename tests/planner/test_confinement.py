@@ -136,7 +136,8 @@ def test_quoted_values_are_cut_and_escaped(tmp_path, field, value):
     (tmp_path / "c.yaml").write_text(text)
     with pytest.raises(CatalogError) as info:
         inputs.load_inputs(_spec(tmp_path, "c.yaml"))
-    assert len(info.value.message) < 200, info.value.message
+    # The value is cut to a short quote; the rest is the message's own text (the list of kinds).
+    assert len(info.value.message) < 240, info.value.message
 
 
 def test_an_escape_sequence_in_a_key_is_shown_escaped(tmp_path):

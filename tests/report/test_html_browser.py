@@ -108,7 +108,8 @@ def test_every_page_renders_its_total_bom_and_svg_with_no_error_or_request(case,
     }))()""")
     _assert_clean(log)
     assert dom["total"] == f.usd(design.cost.total_usd)
-    expected = [[f"bom|{l.category}|{l.role}|{l.sku}", f.usd(bom_mod.line_total_usd(l))]
+    # An unpriced line's total is "-", never $0.
+    expected = [[f"bom|{l.category}|{l.role}|{l.sku}", f.usd(bom_mod.line_total_usd(l)) if l.priced else "-"]
                 for l in bom_mod.sort_lines(design.bom)]
     assert dom["bom"] == expected
     classes = " ".join(c for c, _, _ in dom["svgs"])
