@@ -286,7 +286,10 @@ KINDS: dict[str, _Kind] = {
         _Field("latency", "latency_s", positive(units.parse_duration)),
         _Field("in_network_reduction", "in_network_reduction", flag, False),
         _Field("price", "price_usd", optional(_MONEY)), _Field("power", "power_w", _POWER),
-        _Field("rack_units", "rack_units", integer(1)), _VENDOR, *_PORT_FIELDS)),
+        _Field("rack_units", "rack_units", integer(1)), _VENDOR, *_PORT_FIELDS,
+        _Field("uplinks", "uplinks", integer(0), 0), _Field("uplink_cage", "uplink_cage", optional(_CAGE), None),
+        _Field("uplink_lanes", "uplink_lanes", integer(0), 0),
+        _Field("uplink_lane_rate", "uplink_lane_Bps", _BW, 0.0))),
     "cable": _Kind(Cable, "cables", (
         _DESC, _Field("media", "media", _media),
         _Field("rate", "rate_Bps", _BW), _Field("reach", "reach_m", _length_m),

@@ -150,6 +150,12 @@ class Switch:
     cage: Connector | None = None
     lanes: int = 0
     lane_Bps: float = 0.0
+    # Uplink ports of another form than the data cages (SN2201: 4 x 100G QSFP28 beside its 48
+    # RJ45 ports): their count, cage, lanes and fastest lane rate (0 / None: none).
+    uplinks: int = 0
+    uplink_cage: Connector | None = None
+    uplink_lanes: int = 0
+    uplink_lane_Bps: float = 0.0
 
     def ports_at(self, rate_Bps: float) -> int:
         """Logical ports when every port runs at ``rate_Bps`` (native or broken out); 0 if impossible."""

@@ -128,7 +128,7 @@ def design_bom(system: OnPremSystem, catalog: Catalog, facility: Facility, nodes
     if plan is not None:
         sizes = topo_networks.size_networks(plan.parts, nodes, count,
                                                 summary.leaves + summary.spines + summary.cores)
-        lines.extend(network_bom.network_bom(plan.parts, sizes))
+        lines.extend(network_bom.network_bom(plan.parts, sizes, cand.switch or ""))
     server = catalog.servers[cand.server]
     lines = list(split_owned(lines, owned, cand.server, server.gpus, server.nics))
     lines.extend(service_lines(lines, facility))

@@ -26,7 +26,7 @@ ports are not modelled yet.
 
 from __future__ import annotations
 
-__all__ = ["ROLE_MANAGER", "fabric_bom", "tier_links", "optic_fit", "cable_fit", "pick_transceiver", "pick_cable"]
+__all__ = ["ROLE_MANAGER", "fabric_bom", "tier_links", "optic_fit", "cable_fit", "optic_end", "pick_transceiver", "pick_cable"]
 
 import math
 from dataclasses import replace
@@ -109,15 +109,27 @@ def optic_fit(optic: Transceiver, lp: LinkParts, port: Port) -> dict:
             "lane_gbps": optic.lane_Bps / GBPS, "media": optic.media.value, "plugs_into": port.device}
 
 
+def optic_end(optic: str, device: str) -> str:
+    """A fiber cord's end in a BOM line's ``ends``: the optic SKU and the device it plugs into.
+
+    Examples:
+        >>> optic_end("osfp-800g-2xsr4", "dgx-h100")
+        'osfp-800g-2xsr4@dgx-h100'
+    """
+    return f"{optic}@{device}"
+
+
 def cable_fit(lp: LinkParts, cable: Cable | None = None) -> dict:
     """The what-fits-where fields of the BOM line of ``lp``'s cable (or ``cable``, another cable
     joining the same ports): its near-end connector, protocol, lanes x lane rate, media, and
     ``ends``: the two devices a DAC/ACC/AOC/Cat6 plugs into, or the two optics a fiber cord joins,
     the one its near connector takes first."""
     cable = cable or lp.cable
-    # In the cable's own order: ends[0] takes its near connector, ends[1] its far one(s).
+    # In the cable's own order: ends[0] takes its near connector, ends[1] its far one(s). A cord's
+    # end names the optic and the device whose cage holds it (``optic@device``), so two optics of
+    # one SKU in different devices stay apart.
     if cable.media.is_fiber and lp.optic_a is not None and lp.optic_b is not None:
-        ends = (lp.optic_a.name, lp.optic_b.name)
+        ends = (optic_end(lp.optic_a.name, lp.a.device), optic_end(lp.optic_b.name, lp.b.device))
         flipped = not (cable.connector is lp.optic_a.fiber and cable.far is lp.optic_b.fiber)
     else:
         ends = (lp.a.device, lp.b.device)

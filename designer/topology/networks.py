@@ -30,7 +30,7 @@ from __future__ import annotations
 __all__ = ["ROLE_STORAGE", "ROLE_INBAND", "ROLE_OOB", "NETWORK_ROLES", "Networks", "NetworkParts",
            "NetworkSize", "network_parts", "storage_size", "inband_size", "oob_size", "size_networks",
            "storage_leaf_down", "BMC_PER_OOB_SWITCH", "OOB_UPLINKS", "INBAND_ISL_PER_PAIR",
-           "INBAND_UPLINKS_PER_LEAF"]
+           "INBAND_UPLINKS_PER_LEAF", "ASSUMED_PORT_BPS"]
 
 import math
 from dataclasses import dataclass
@@ -59,7 +59,7 @@ INBAND_UPLINKS_PER_LEAF = 4
 _INBAND_BPS = 100e9 / 8
 # A server whose catalog entry lists no storage adapter: one 100 GbE port for storage and one
 # in-band (assumed; NVIDIA's enterprise RA gives each HGX node a converged 2 x 200 GbE pair).
-_DEFAULT_PORT_BPS = 100e9 / 8
+_DEFAULT_PORT_BPS = ASSUMED_PORT_BPS = 100e9 / 8
 # Runs between a rack and the network racks: multimode optics and AOC reach 30 m or more.
 _RUN_M = 30.0
 _IN_RACK_M = 3.0
@@ -133,6 +133,11 @@ class NetworkSize:
     device_links: int = 0
     uplinks: int = 0
     isl: int = 0
+    # Out-of-band only, for the BOM: device_links split by the switches they manage (compute
+    # fabric, storage, in-band); 0 where not split (designer.topology.network_bom).
+    managed_compute: int = 0
+    managed_storage: int = 0
+    managed_inband: int = 0
 
     @property
     def switches(self) -> int:
@@ -395,7 +400,9 @@ def network_parts(server: Server, catalog: Catalog, storage: Storage | None, net
             catalog, _rj45(server.name), switch_port(sw, OOB_PORT_BPS), _RUN_M))
         kw.update(oob_switch=sw, oob_k=sw.ports_at(OOB_PORT_BPS), oob_port_link=oob_link)
         if inband_sw is not None:
-            up = Port(sw.name, Connector.QSFP28, Protocol.ETHERNET, 4, 25 * GBPS, 1, OOB_UPLINK_BPS)
+            # The out-of-band switch's uplink ports (SN2201: QSFP28, 4 x 25G); QSFP28 where unstated.
+            up = Port(sw.name, sw.uplink_cage or Connector.QSFP28, Protocol.ETHERNET, sw.uplink_lanes or 4,
+                      sw.uplink_lane_Bps or 25 * GBPS, 1, OOB_UPLINK_BPS)
             if not inband_sw.ports_at(OOB_UPLINK_BPS):
                 kw["oob_uplink_problem"] = (f"{inband_sw.name} has no {gbps_name(OOB_UPLINK_BPS)} port for the "
                                             f"{sw.name} uplinks")

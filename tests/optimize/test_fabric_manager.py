@@ -28,8 +28,8 @@ def test_the_127_node_superpod_gives_tables_4_7_and_8_from_the_optimizer_path():
     assert _qty(lines, "cable", "node-leaf") == 1020 and _qty(lines, "cable", "leaf-spine") == 1024
     # Table 8: 2,040 NDR cables DGX-leaf and leaf-spine, 1,536 switch and 508 system OSFP optics,
     # 4 UFM system transceivers.
-    dgx = sum(l.quantity for l in lines if l.role == "node-leaf" and "dgx-h100" not in l.ends
-              and "osfp-400g-sr4" not in l.ends)
+    dgx = sum(l.quantity for l in lines if l.role == "node-leaf" and "osfp-800g-2xsr4@dgx-h100" in l.ends)
+    assert dgx == 1016
     assert dgx + _qty(lines, "cable", "leaf-spine") == 2040
     assert _qty(lines, "transceiver", "switch-side") == 1536 and _qty(lines, "transceiver", "node-side") == 508
     assert _qty(lines, "transceiver", "fabric-manager") == 4

@@ -1,6 +1,7 @@
 """Property over the built-in catalogs and generated systems (every fabric, topology and server
-the optimizer enumerates, at any size it can build): every optic of the priced bill of materials
-fits the cage it plugs into, and every link's two ends agree in protocol and lanes x lane rate."""
+the optimizer enumerates, at any size it can build, with its storage, in-band and out-of-band
+networks): every optic of the priced bill of materials fits the cage it plugs into, and every
+link's two ends agree in protocol and lanes x lane rate."""
 
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ from designer.spec.load import parse_spec
 from designer.spec.yamlio import load_yaml_text
 from tiny_spec import EVERY_SYSTEM
 from designer.topology import summarize
+from designer.design.bom import BomLine
+from designer.topology import networks as nw
 from designer.topology.bomcheck import check_bom
+from designer.topology.network_bom import network_bom
 from designer.topology.materials import tier_links
 from designer.topology.ports import fits
 
@@ -35,14 +39,20 @@ def test_the_generated_systems_cover_every_fabric_topology_and_server():
 def systems(draw):
     cand = draw(st.sampled_from(CANDIDATES))
     nodes = draw(st.integers(1, min(SHAPES[cand.key].max_nodes, 600)))
-    return cand, nodes
+    return cand, nodes, draw(st.integers(1, 16)), draw(st.sampled_from(sorted(CAT.storage)))
 
 
 @settings(max_examples=150, deadline=None)
 @given(systems())
 def test_every_optic_fits_its_cage_and_every_link_agrees(system):
-    cand, nodes = system
+    cand, nodes, units, storage = system
     lines, summary = pricing.onprem_bom(cand, CAT, FACILITY, nodes, 0.05)
+    # The storage, in-band and out-of-band networks of the same system, every one switched on.
+    parts = nw.network_parts(CAT.servers[cand.server], CAT, CAT.storage[storage], nw.Networks())
+    sizes = nw.size_networks(parts, nodes, units, summary.leaves + summary.spines + summary.cores)
+    net = network_bom(parts, sizes, cand.switch)
+    assert {l.role for l in net} == {"storage", "inband", "oob"}
+    lines = lines + net + (BomLine("storage", storage, "", "storage", float(units), None, 0.0, ""),)
     found = check_bom(lines, CAT)
     assert found.mismatches == (), (cand.key, nodes, found.mismatches)
     assert found.unstated == 0

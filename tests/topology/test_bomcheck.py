@@ -46,7 +46,8 @@ def test_the_superpod_lines_say_what_fits_where_and_pass():
     assert switch.plugs_into == "nvidia-qm9700" and switch.quantity == 1536 and node.quantity == 508
     cord = by["cable", "node-leaf"]
     assert (cord.connector, cord.lanes, cord.media, cord.ends) == ("mpo-12", 4, "multimode",
-                                                                  ("osfp-800g-2xsr4", "osfp-800g-2xsr4"))
+                                                                  ("osfp-800g-2xsr4@dgx-h100",
+                                                                   "osfp-800g-2xsr4@nvidia-qm9700"))
     found = check_bom(SUPERPOD, CAT)
     assert (found.checked, found.unstated, found.mismatches) == (4, 0, ())
 
@@ -79,6 +80,10 @@ def test_each_hand_edit_is_caught_at_its_line_and_key():
         (_edit(SUPERPOD, cord, ends=("dgx-h100", "osfp-800g-2xsr4")),
          (cord, "ends", "dgx-h100 is not a transceiver line of this design (a fiber cord joins two optics)")),
         (_edit(SUPERPOD, cord, ends=("osfp-800g-2xsr4",)), (cord, "ends", "a cable has two ends; the line names 1")),
+        # A cord's end names the device its optic is in: an optic of that SKU elsewhere is not it.
+        (_edit(SUPERPOD, cord, ends=("osfp-800g-2xsr4@dgx-h100", "osfp-800g-2xsr4@nvidia-qm8700")),
+         (cord, "ends", "osfp-800g-2xsr4 in nvidia-qm8700 is not a transceiver line of this design (a fiber cord "
+                        "joins two optics)")),
         (_edit(SUPERPOD, cord, sku="no-such-cord"), (cord, "sku", "no-such-cord is not a cable in the catalogs")),
     ]
     for lines, (index, key, message) in cases:

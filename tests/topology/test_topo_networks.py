@@ -42,19 +42,30 @@ def test_ra_11333_four_su_pod():
     assert got["oob"].node_links + got["oob"].device_links == 127 + 48 + 16 + 8
 
 
+def _total(lines, category=None):
+    """Quantities summed by (role, SKU) for one category (lines of one part differ by their fit),
+    else by (category, SKU, role)."""
+    out = {}
+    for l in lines:
+        if category is None or l.category == category:
+            key = (l.role, l.sku) if category else (l.category, l.sku, l.role)
+            out[key] = out.get(key, 0) + l.quantity
+    return out
+
+
 def test_ra_bom_lines_have_the_network_roles():
     p = parts()
     lines = nb.network_bom(p, nw.size_networks(p, 127, 12, 48))
     assert {l.role for l in lines} == {"storage", "inband", "oob"}
-    switches = {(l.role, l.sku): l.quantity for l in lines if l.category == "switch"}
+    switches = _total(lines, "switch")
     assert switches == {("storage", "nvidia-qm9700"): 16, ("inband", "nvidia-sn4600c"): 8,
                         ("oob", "nvidia-sn2201"): 8}
-    cables = {(l.role, l.sku): l.quantity for l in lines if l.category == "cable"}
+    cables = _total(lines, "cable")
     # 254 DGX + 24 leaf-spine AOC (Table 8: 254 DGX AOC, 24 leaf-core AOC); 6 copper peer links.
     assert cables[("inband", "aoc-100g-qsfp28")] == 278
     assert cables[("inband", "dac-100g-qsfp28")] == 6
     assert cables[("oob", "cat6-1g-rj45")] == 199
-    optics = {(l.role, l.sku): l.quantity for l in lines if l.category == "transceiver"}
+    optics = _total(lines, "transceiver")
     # Table 8: 254 DGX QSFP112 optics and 48 NDR 2x200G splitters to the file system (96 ports);
     # a QSFP112 optic at each server and appliance port, twin-port OSFP in the switch cages.
     assert optics[("storage", "qsfp112-400g-sr4")] == 254 + 96
@@ -74,8 +85,8 @@ def test_turning_a_network_off_removes_exactly_its_lines(flag):
     full = nb.network_bom(everything, nw.size_networks(everything, 127, 12, 48))
     cut = nb.network_bom(fewer, nw.size_networks(fewer, 127, 12, 48))
     assert {l.role for l in cut} == {"storage", "inband", "oob"} - {flag}
-    kept = {(l.category, l.sku, l.role): l.quantity for l in full if l.role != flag}
-    got = {(l.category, l.sku, l.role): l.quantity for l in cut}
+    kept = _total([l for l in full if l.role != flag])
+    got = _total(cut)
     if flag == "storage":
         # the storage switches leave the out-of-band network: 16 fewer management ports
         kept[("cable", "cat6-1g-rj45", "oob")] -= 16
@@ -223,3 +234,31 @@ def test_oob_uplinks_the_inband_switch_cannot_take_are_named():
     assert sizes["oob"].uplinks == 0 and sizes["inband"].device_links == 0
     line = next(l for l in nb.network_bom(p, tuple(sizes.values())) if l.role == "oob" and l.category == "switch")
     assert "no uplinks to in-band" in line.description
+
+
+def test_every_network_line_says_what_fits_where_and_checks():
+    """The 4-SU pod's storage, in-band and out-of-band lines all carry connector, protocol, lanes,
+    media and plugs_into / ends, and bom --check finds every one right (none unchecked)."""
+    from designer.design.bom import BomLine
+    from designer.topology.bomcheck import check_bom
+
+    p = parts()
+    lines = nb.network_bom(p, nw.size_networks(p, 127, 12, 48), "nvidia-qm9700")
+    fit = [l for l in lines if l.category in ("transceiver", "cable")]
+    assert all(l.connector and l.protocol and l.lanes and l.media for l in fit)
+    assert all(l.plugs_into for l in fit if l.category == "transceiver")
+    assert all(len(l.ends) == 2 for l in fit if l.category == "cable")
+    # Both ends of a storage leaf-spine cord use the same optic: each end names its device.
+    cords = {l.ends for l in fit if l.role == "storage" and l.sku == "mpo-fiber-400g"}
+    assert cords == {("osfp-800g-2xsr4@nvidia-qm9700", "osfp-800g-2xsr4@nvidia-qm9700"),
+                     ("qsfp112-400g-sr4@connectx7-2p-400g", "osfp-800g-2xsr4@nvidia-qm9700")}
+    # The out-of-band Cat6: a cord per BMC (127) and per managed switch, by kind of switch
+    # (48 compute + 16 storage QM9700, 8 SN4600C).
+    cat6 = {l.ends: l.quantity for l in fit if l.sku == "cat6-1g-rj45"}
+    assert cat6 == {("dgx-h100", "nvidia-sn2201"): 127, ("nvidia-qm9700", "nvidia-sn2201"): 64,
+                    ("nvidia-sn4600c", "nvidia-sn2201"): 8}
+    devices = (BomLine("server", "dgx-h100", "", "compute", 127.0, 1.0, 0.0, ""),
+               BomLine("switch", "nvidia-qm9700", "", "leaf", 32.0, 1.0, 0.0, ""),
+               BomLine("storage", "ddn-ai400x2t", "", "storage", 12.0, 1.0, 0.0, ""))
+    found = check_bom(devices + lines, CATALOG)
+    assert (found.checked, found.unstated, found.mismatches) == (len(fit), 0, ())
