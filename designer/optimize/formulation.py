@@ -26,9 +26,11 @@ Z+ racks; x_{w,s,o} in {0,1} run workload w on system s with option o.
     sum_{w: D_w <= D} sum_o g_o T_o x_{w,c,o} <= G_c D n_c
 (6) size limits:                             n_c <= N_c^max y_c, and tiers sum to y_c
 (7) ports: leaves hold every NIC port        d L_c >= R n_c   (rail-optimized: L_c = R U_c, d U_c >= n_c)
-(8) two tiers: leaf uplinks spread evenly    L_c u <= k sum_s s b_{c,s},  S_c >= sum_s s b_{c,s}
+(8) two tiers: leaf uplinks spread evenly    E_c = R_su (u (U_c - 1) + W_c) <= k sum_s s b_{c,s},  S_c >= sum_s s b_{c,s};
+     the last SU's leaves take W_c = sum_s s q_{c,s} uplinks (q_{c,s} <= (u/s) b_{c,s}) with
+     r W_c >= their NICs (n_c - su (U_c - 1)) D / su: a partial SU needs fewer
 (9) three tiers: spines k/2 down, cores k:   (k/2) S_c >= u L_c,  k X_c >= (k/2) S_c
-(10) links:                                  LS_c >= u L_c (two or three tiers), SX_c >= (k/2) S_c (three)
+(10) links:                                  LS_c >= fabrics E_c (two tiers), >= u L_c (three), SX_c >= (k/2) S_c (three)
 (11) racks:                                  Q_c >= n_c / per_rack + (L+S+X) ru / rack_units
 (12) budget, power, racks and node limits on the sums below.
 (13) ownership (designer.optimize.ownership): bought units B >= count - owned; file-system units
@@ -277,10 +279,19 @@ class Builder:
         m += L == fabrics * Lf, f"leaf_total__{c}"
         m += S == fabrics * Sf, f"spine_total__{c}"
         m += X == fabrics * Xf, f"core_total__{c}"
-        # (8) two tiers: every leaf spreads its u uplinks evenly over the spines
+        # (8) two tiers: every leaf spreads its uplinks evenly over the spines; the last SU's
+        # leaves take W uplinks, a multiple of the spines s with r W >= their NICs (a partial SU
+        # needs fewer), the full SUs' u each: E uplinks per fabric, E <= k s.
         b = {s: self.m.add_variable(f"spines_{s}__{c}", cat="Binary") for s in sh.spine_choices}
+        q = {s: self.m.add_variable(f"last_up_{s}__{c}", lowBound=0, cat="Integer") for s in sh.spine_choices}
         m += pulp.lpSum(b.values()) == t2, f"spine_choice__{c}"
-        m += Lf * u <= k * pulp.lpSum(s * v for s, v in b.items()) + big * u * (1 - t2), f"spread__{c}"
+        for s in sh.spine_choices:
+            m += q[s] <= (u // s) * b[s], f"last_up_choice_{s}__{c}"
+        W = pulp.lpSum(s * v for s, v in q.items())
+        nics = (n - sh.su_nodes * (U - 1)) * (sh.leaf_down / sh.su_nodes)  # NICs on a last-SU leaf
+        m += sh.oversubscription * W >= nics - sh.leaf_down * (1 - t2), f"last_up__{c}"
+        E = per_su * u * (U - 1) + per_su * W
+        m += E <= k * pulp.lpSum(s * v for s, v in b.items()) + big * u * (1 - t2), f"spread__{c}"
         m += Sf >= pulp.lpSum(s * v for s, v in b.items()), f"spines2__{c}"
         # (9) three tiers: pods of P leaves, S_pod spines per pod, c cores per spine plane
         pod = _pod_shape(sh, per_su)
@@ -296,8 +307,9 @@ class Builder:
         else:
             m += t3 == 0, f"no_three_tiers__{c}"
         m += Xf <= big * k * t3, f"core_only3__{c}"
-        # (10) links
-        m += LS >= u * L - fabrics * big * u * t1, f"ls_links__{c}"
+        # (10) links: two tiers as (8) counts them, three tiers u per leaf
+        m += LS >= fabrics * E - fabrics * big * u * (1 - t2), f"ls_links2__{c}"
+        m += LS >= u * L - fabrics * big * u * (1 - t3), f"ls_links__{c}"
         m += SX >= u * L - fabrics * big * u * (1 - t3), f"sx_links__{c}"
 
     # ---------------------------------------------------------------- economics

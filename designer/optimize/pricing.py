@@ -123,7 +123,7 @@ def fabric_shape(candidate: Candidate, catalog: Catalog, facility: Facility) -> 
         leaf_down=cap.leaf_downlinks, leaf_up=cap.leaf_uplinks, su_nodes=su,
         spine_choices=cap.spine_choices, max_nodes_1tier=cap.max_nodes_1tier // t,
         max_nodes_2tier=cap.max_nodes_2tier // t, max_nodes=cap.max_nodes // t, ports_per_cage=req.ports_per_cage,
-        trays=t,
+        trays=t, oversubscription=req.oversubscription,
     )
 
 

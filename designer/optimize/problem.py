@@ -44,6 +44,7 @@ class FabricShape:
     max_nodes: int  # largest buildable (three tiers where the topology has them)
     ports_per_cage: int = 1  # logical ports per switch cage (twin-port OSFP: 2)
     trays: int = 1  # fabric nodes (compute trays) per node: 18 on an NVL72 rack, 1 on a server
+    oversubscription: float = 1.0  # r of r:1 at the leaf (a partial SU's leaves take ceil(NICs / r) up)
 
     @property
     def node_ports(self) -> int:

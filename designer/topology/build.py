@@ -112,7 +112,7 @@ def _add_upper(g: nx.Graph, plan: sizing.Plan, lay: Layout, names: list[str]) ->
     req = plan.request
     k, p, rate = req.switch_ports, req.ports_per_cage, req.nic_rate_Bps
     s, c, pods = plan.spines_per_pod, plan.cores_per_plane, plan.pods
-    per_spine = plan.leaf_up // s
+    index = {name: i for i, name in enumerate(names)}
     racks = _CentralRacks(switches_per_rack(plan))
     rail_only = req.topology is TopologyKind.RAIL_ONLY
     media, length = lay.inter_switch_media, lay.inter_switch_m
@@ -131,6 +131,8 @@ def _add_upper(g: nx.Graph, plan: sizing.Plan, lay: Layout, names: list[str]) ->
             spines.append(row)
             first = pod * plan.leaves_per_pod
             for leaf in leaves[first:first + sizing.pod_leaves(plan, pod)]:
+                # every leaf splits its uplinks evenly over the spines (a partial SU's are fewer)
+                per_spine = sizing.leaf_uplinks(plan, index[leaf]) // s
                 g.add_edges_from((leaf, sp, _edge(LEAF_SPINE, per_spine, rate, media, length)) for sp in row)
         if plan.tiers < 3:
             continue

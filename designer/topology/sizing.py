@@ -30,6 +30,7 @@ __all__ = [
     "leaf_nics",
     "leaf_fabric",
     "pod_leaves",
+    "leaf_uplinks",
     "spine_down",
     "spine_up",
     "core_down",
@@ -93,6 +94,9 @@ class Plan:
         spines_per_pod: S; spines of the fabric in two tiers, 0 in one tier.
         cores_per_plane: c; 0 below three tiers.
         reserved: (leaf index, ports) for every leaf holding reserved ports.
+        last_up: Uplinks of every leaf of the last SU: in two tiers, as many as its NIC
+            downlinks need at the ratio, rounded up to a multiple of the spines (a partial SU
+            needs fewer); else ``leaf_up``.
     """
 
     request: Sizable  # a FabricRequest
@@ -108,6 +112,11 @@ class Plan:
     spines_per_pod: int
     cores_per_plane: int
     reserved: tuple[tuple[int, int], ...]
+    last_up: int = -1  # -1: leaf_up
+
+    def __post_init__(self) -> None:
+        if self.last_up < 0:
+            object.__setattr__(self, "last_up", self.leaf_up)
 
     @property
     def leaves(self) -> int:
@@ -199,9 +208,20 @@ def plan_fabric(req: Sizable) -> Plan:
     p = req.ports_per_cage
     reserved = _reserve(req, sus * group, group, su, (k // p - math.ceil(up / p)) * p)
     if leaves <= k:
-        spines = _smallest_divisor(up, lambda s: leaves * up // s <= k)
+        # Two tiers (network.md 5.3): the last SU's leaves take only the uplinks their NICs need
+        # at the ratio, rounded up so they split evenly over the spines; S the smallest divisor
+        # of u whose spines' ports take every leaf's uplinks.
+        need = _uplinks(_nics(req, su, group, sus * group - 1), req.oversubscription)
+        need = min(need, up)
+        full = leaves - per_su  # leaves of the full SUs, in one fabric
+
+        def fits(s: int) -> bool:
+            return full * (up // s) + per_su * math.ceil(need / s) <= k
+
+        spines = _smallest_divisor(up, fits)
         assert spines is not None  # s = up always fits when leaves <= k
-        return Plan(req, 2, fabrics, su, sus, down, up, leaves, leaves, 1, spines, 0, reserved)
+        last = spines * math.ceil(need / spines)
+        return Plan(req, 2, fabrics, su, sus, down, up, leaves, leaves, 1, spines, 0, reserved, last)
     # Three tiers. A spine keeps half its cages for uplinks, so a pod holds at most this many leaves.
     pod_max = (k // p // 2) * p
     pod = (pod_max // per_su) * per_su
@@ -372,9 +392,22 @@ def pod_leaves(plan: Plan, pod: int) -> int:
     return min(plan.leaves_per_pod, plan.leaves_per_fabric - pod * plan.leaves_per_pod)
 
 
+def leaf_uplinks(plan: Plan, leaf: int) -> int:
+    """Uplinks of leaf ``leaf`` (global index): ``last_up`` in the last SU, else ``leaf_up``;
+    0 in one tier."""
+    if plan.tiers < 2:
+        return 0
+    return plan.last_up if leaf // _per_su(plan) == plan.sus - 1 else plan.leaf_up
+
+
 def spine_down(plan: Plan, pod: int) -> int:
-    """Downlinks of a spine in pod ``pod`` (every leaf sends u / S links to each of its spines)."""
-    return pod_leaves(plan, pod) * plan.leaf_up // plan.spines_per_pod
+    """Downlinks of a spine in pod ``pod`` (every leaf sends its uplinks / S links to each of its
+    spines; in two tiers the last SU's leaves send ``last_up`` / S)."""
+    leaves = pod_leaves(plan, pod)
+    if plan.last_up == plan.leaf_up:
+        return leaves * plan.leaf_up // plan.spines_per_pod
+    last = _per_su(plan) // plan.fabrics  # last-SU leaves in one fabric
+    return ((leaves - last) * plan.leaf_up + last * plan.last_up) // plan.spines_per_pod
 
 
 def spine_up(plan: Plan, pod: int) -> int:

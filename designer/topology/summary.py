@@ -161,13 +161,15 @@ def half_split_units(nodes: int, su: int) -> Iterator[tuple[int, int, int]]:
         yield 1, 0, last
 
 
-def pooled_flow_links(leaves: list[tuple[int, int, int]], up: int) -> int:
+def pooled_flow_links(leaves: list[tuple[int, int, int]], up: int | list[int]) -> int:
     """Max flow, in links, from first-half to second-half NICs through leaves and a non-blocking
     upper layer: every leaf exchanges min(a, b) locally, then each leaf's leftover sources (or
-    sinks) use at most its ``up`` uplinks. ``leaves`` holds (count, a, b) per identical leaf."""
+    sinks) use at most its uplinks (``up``: one count for all, or one per entry of ``leaves``).
+    ``leaves`` holds (count, a, b) per identical leaf."""
+    ups = up if isinstance(up, list) else [up] * len(leaves)
     local = sum(c * min(a, b) for c, a, b in leaves)
-    send = sum(c * min(a - min(a, b), up) for c, a, b in leaves)
-    recv = sum(c * min(b - min(a, b), up) for c, a, b in leaves)
+    send = sum(c * min(a - min(a, b), u) for (c, a, b), u in zip(leaves, ups))
+    recv = sum(c * min(b - min(a, b), u) for (c, a, b), u in zip(leaves, ups))
     return local + min(send, recv)
 
 
@@ -176,12 +178,15 @@ def _bisection_Bps(plan: sizing.Plan) -> float:
     kind, rails = req.topology, req.nics_per_node
     units = list(half_split_units(req.nodes, plan.su_nodes))
     up = plan.leaf_up if plan.tiers >= 2 else 0
+    last = plan.last_up if plan.tiers >= 2 else 0
+    # Only the last SU can be partial; its leaves have last_up uplinks.
+    ups = [last if a + b < plan.su_nodes else up for _, a, b in units]
     if kind is TopologyKind.RAIL_OPTIMIZED:
-        flow = pooled_flow_links([(c * rails, a, b) for c, a, b in units], up)
+        flow = pooled_flow_links([(c * rails, a, b) for c, a, b in units], ups)
     elif kind is TopologyKind.RAIL_ONLY:
-        flow = rails * pooled_flow_links(units, up)
+        flow = rails * pooled_flow_links(units, ups)
     else:  # fat tree, single switch, cloud: a server's NICs share its leaf
-        flow = pooled_flow_links([(c, a * rails, b * rails) for c, a, b in units], up)
+        flow = pooled_flow_links([(c, a * rails, b * rails) for c, a, b in units], ups)
     return flow * req.nic_rate_Bps
 
 
@@ -241,9 +246,11 @@ def summarize(request: FabricRequest) -> FabricSummary:
     p, rate = req.ports_per_cage, req.nic_rate_Bps
     leaf_g, spine_g, core_g = sizing.leaf_groups(plan), sizing.spine_groups(plan), sizing.core_groups(plan)
     up = plan.leaf_up if plan.tiers >= 2 else 0
+    last_up = plan.last_up if plan.tiers >= 2 else 0
+    last_leaves = plan.leaves // plan.sus if plan.tiers >= 2 else 0  # the last SU's, all fabrics
     cloud = plan.tiers == 0
     node_links = 0 if cloud else req.endpoints
-    leaf_spine = plan.leaves * up
+    leaf_spine = (plan.leaves - last_leaves) * up + last_leaves * last_up
     spine_core = sum(c * u for c, _, u in spine_g)
     nm, im = lay.node_leaf_media, lay.inter_switch_media
 
@@ -258,7 +265,7 @@ def summarize(request: FabricRequest) -> FabricSummary:
     cables = _media_counts([(nm, node_links + reserved), (im, leaf_spine + spine_core)])
 
     cages = [(nm, sum(c * math.ceil((n + r) / p) for c, n, r in leaf_g)),
-             (im, sum(c * math.ceil(up / p) for c, _, _ in leaf_g)),
+             (im, (plan.leaves - last_leaves) * math.ceil(up / p) + last_leaves * math.ceil(last_up / p)),
              (im, sum(c * (math.ceil(d / p) + math.ceil(u / p)) for c, d, u in spine_g)),
              (im, sum(c * math.ceil(d / p) for c, d in core_g))]
     by_media = _media_counts(cages)
@@ -266,7 +273,10 @@ def summarize(request: FabricRequest) -> FabricSummary:
 
     same, cross_rail, cross_su = _hops(plan)
     known = [h for h in (same, cross_rail, cross_su) if h is not None]
-    leaf_ratio = max((n / up for _, n, _ in leaf_g), default=1.0) if up else 1.0
+    leaf_ratio = 1.0
+    if up:  # the last SU's leaves (its NICs on last_up uplinks) and the full ones
+        full_nics = [n for _, n, _ in leaf_g if n == plan.leaf_down]
+        leaf_ratio = max([n / up for n in full_nics] + [sizing.leaf_nics(plan, plan.leaves - 1) / last_up])
     spine_ratio = max((d / u for _, d, u in spine_g), default=1.0) if plan.tiers == 3 else 1.0
     cross_leaf = max(1.0, leaf_ratio)
     return FabricSummary(
@@ -280,7 +290,7 @@ def summarize(request: FabricRequest) -> FabricSummary:
         sus=plan.sus,
         pods=0 if cloud else plan.pods,
         leaf_downlinks=plan.leaf_down,
-        leaf_uplinks=up,
+        leaf_uplinks=up if plan.sus > 1 else last_up,
         leaves=plan.leaves,
         spines=plan.spines,
         cores=plan.cores,

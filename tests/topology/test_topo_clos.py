@@ -53,15 +53,20 @@ def test_k_ary_examples_from_network_md():
 @given(k=even_k, data=st.data())
 @settings(max_examples=40, deadline=None)
 def test_non_blocking_two_tier(k, data):
-    """Up to k^2/2 endpoints: ceil(N/(k/2)) leaves, spines by the divisibility rule of 5.3."""
+    """Up to k^2/2 endpoints: ceil(N/(k/2)) leaves, spines by the divisibility rule of 5.3. The
+    last leaf takes as many uplinks as its NICs, rounded up to a multiple of the spines."""
     n = data.draw(st.integers(min_value=k // 2 + 1, max_value=k * k // 2))
     s = summarize(one_nic_request("fat_tree", n, k))
-    leaves = math.ceil(n / (k // 2))
-    spines = min(d for d in range(1, k // 2 + 1) if (k // 2) % d == 0 and leaves * (k // 2) // d <= k)
+    half = k // 2
+    leaves = math.ceil(n / half)
+    last = n - (leaves - 1) * half
+    spines = min(d for d in range(1, half + 1) if half % d == 0
+                 and (leaves - 1) * (half // d) + math.ceil(last / d) <= k)
     assert s.tiers == 2
     assert (s.leaves, s.spines) == (leaves, spines)
-    assert s.leaf_spine_links == leaves * k // 2
-    assert spines >= math.ceil(leaves / 2)  # network.md: S = ceil(L/2) before divisibility
+    assert s.leaf_spine_links == (leaves - 1) * half + spines * math.ceil(last / spines)
+    assert n <= s.leaf_spine_links <= leaves * half  # non-blocking, never more than full leaves
+    assert spines >= math.ceil(n / k)  # every uplink has a spine port
 
 
 @pytest.mark.parametrize("k", [4, 8, 40, 64])

@@ -93,3 +93,27 @@ def test_superpod_hops_and_classes():
 
 def test_injection_bandwidth_is_one_ndr_port_per_gpu():
     assert summarize(superpod(127)).injection_Bps == pytest.approx(50e9)
+
+
+# A partial scalable unit (network.md 5.3): its leaves take as many uplinks as NIC downlinks
+# (non-blocking), rounded up to a multiple of the spines, which are the fewest whose ports take
+# every uplink with each leaf's uplinks split evenly over them.
+PARTIAL = [
+    # nodes, leaf, spine, node links, leaf-spine links
+    (8, 8, 1, 64, 64),  # 8 leaves x 8 uplinks fit one 64-port spine
+    (16, 8, 2, 128, 128),  # was 4 spines and 256 uplinks
+    (20, 8, 4, 160, 160),  # 20 uplinks a leaf: 4 spines (2 would need 80 ports each)
+    (34, 16, 8, 272, 320),  # 256 + 8 leaves x 8 (2 NICs rounded up to the 8 spines); was 512
+    (40, 16, 8, 320, 320),
+]
+
+
+@pytest.mark.parametrize("nodes, leaf, spine, node_links, uplinks", PARTIAL)
+def test_a_partial_su_gets_only_the_uplinks_and_spines_it_needs(nodes, leaf, spine, node_links, uplinks):
+    s = summarize(dgx_request("rail_optimized", nodes))
+    assert (s.leaves, s.spines, s.node_leaf_links, s.leaf_spine_links) == (leaf, spine, node_links, uplinks)
+    assert s.leaf_oversubscription <= 1.0  # non-blocking still
+    assert s.bisection_Bps == pytest.approx(s.gpus / 2 * 400e9 / 8)
+    g = build_graph(dgx_request("rail_optimized", nodes))
+    check_graph(g)
+    assert summarize_graph(g) == s
