@@ -5,7 +5,9 @@ in-band and out-of-band management). Rules (docs/topology.md, "Links"):
 
 * Both ends run the same protocol and the same lanes x lane rate per logical link
   (:meth:`~designer.topology.ports.Port.modes`): a 200GBASE-SR4 end (4 x 50G) never faces an
-  NDR200 end (2 x 100G).
+  NDR200 end (2 x 100G) over a cable. Where the electrical lanes differ, only optics join them:
+  each at its own cage's lanes, with the same optical lanes and lane rate (a QSFP-DD 400G DR4 on
+  8 x 50G and a QSFP112 / OSFP DR4 on 4 x 100G both emit 400GBASE-DR4, IEEE 802.3bs).
 * A direct cable (DAC, ACC, AOC, Cat6) fits when its near end fills one cage and its far end(s)
   the other (:func:`~designer.topology.ports.fits`), it speaks the protocol, runs the lane rate
   and reaches. A breakout cable (``breakout`` far ends) joins a cage of several links to
@@ -60,7 +62,8 @@ class LinkParts:
     Attributes:
         a, b: The two ports, as given.
         protocol: What the link runs.
-        lanes, lane_Bps: Electrical lanes of the link and their rate (the same at both ends).
+        lanes, lane_Bps: Electrical lanes of the link and their rate (the same at both ends, or
+            ``a``'s where the optics convert: 8 x 50G to 4 x 100G).
         cable: The cable (DAC/ACC/AOC/Cat6, or the fiber cord between the optics).
         links_per_cable: Logical links one cable carries (a twin-port DAC between two aligned
             cages, or the legs of a breakout / splitter cable: 2; else 1).
@@ -197,6 +200,23 @@ def _options(catalog: Catalog, a: Port, b: Port, lanes: int, lane: float, media:
                 yield LinkParts(a, b, a.protocol, lanes, lane, cord, per, ea.optic, a.links, eb.optic, b.links, reach)
 
 
+def _converted(catalog: Catalog, a: Port, b: Port, media: tuple[MediaKind, ...], reach: float
+               ) -> Iterator[LinkParts]:
+    """Links between two ports of different electrical lanes: an optic in each cage at that
+    cage's own lanes x lane rate, their optical sides alike (IEEE 802.3bs: a 400GBASE-DR4 PMD is
+    4 x 100G-PAM4 on four fiber pairs whatever the host side, 400GAUI-8 or 400GAUI-4), and a
+    fiber cord between them. The link's ``lanes`` / ``lane_Bps`` are ``a``'s."""
+    for fiber in (m for m in media if m.is_fiber):
+        for (la, ra), (lb, rb) in product(a.modes(), b.modes()):
+            ends_a = list(_optic_ends(catalog, a, la, ra, fiber, reach))
+            ends_b = list(_optic_ends(catalog, b, lb, rb, fiber, reach))
+            for ea, eb in product(ends_a, ends_b):
+                if ea.optical_lanes != eb.optical_lanes or not _same(ea.optical_lane_Bps, eb.optical_lane_Bps):
+                    continue
+                for cord, per, _ in _cords(catalog, ea, eb, reach):
+                    yield LinkParts(a, b, a.protocol, la, ra, cord, per, ea.optic, a.links, eb.optic, b.links, reach)
+
+
 def build_link(catalog: Catalog, end_a: Port, end_b: Port, reach_m: float, *,
                media: MediaClass | None = None, bundle: int = 1) -> LinkParts:
     """The cheapest catalog parts that build one logical link from ``end_a`` to ``end_b``.
@@ -226,8 +246,15 @@ def build_link(catalog: Catalog, end_a: Port, end_b: Port, reach_m: float, *,
         raise CatalogError(_refusal(end_a, end_b, reach_m, problem))
     modes = [m for m in end_a.modes() if any(m[0] == n[0] and _same(m[1], n[1]) for n in end_b.modes())]
     if not modes:
+        # Electrical lanes differ (8 x 50G QSFP-DD vs 4 x 100G QSFP112): only optics whose
+        # optical sides are the same PMD join them (400GBASE-DR4, 4 x 100G-PAM4 on both).
+        for group in _ORDER[media]:
+            found = list(_converted(catalog, end_a, end_b, group, reach_m))
+            if found:
+                return min(found, key=LinkParts._key)
         raise CatalogError(_refusal(end_a, end_b, reach_m, f"no common lanes x lane rate ({_modes(end_a)} vs "
-                                                           f"{_modes(end_b)})"))
+                                                           f"{_modes(end_b)}) and no pair of optics with the same "
+                                                           f"optical lanes between those cages"))
     for group in _ORDER[media]:
         found = [o for lanes, lane in modes for o in _options(catalog, end_a, end_b, lanes, lane, group, reach_m,
                                                               bundle)]

@@ -168,3 +168,22 @@ def test_the_property_covers_links_of_every_media():
                 if link_problem(CAT, a, b, reach, media=media) is None:
                     built.add(build_link(CAT, a, b, reach, media=media).media)
     assert {MediaKind.DAC, MediaKind.MULTIMODE, MediaKind.SINGLEMODE} <= built
+
+
+def test_dr4_optics_join_4x100g_and_8x50g_cages():
+    """IEEE 802.3bs 400GBASE-DR4 is 4 x 100G-PAM4 on four fiber pairs whatever the host side: a
+    ConnectX-7 OSFP (4 x 100G electrical) and a QSFP-DD DR4 in an 8 x 50G Arista 7060DX5 cage
+    interoperate optically; the DGX's twin-port 2xDR4 likewise. No cable joins them directly."""
+    arista = sw("arista-7060dx5-64s")
+    cx7 = nic_port(CAT.nics["connectx7-ndr-400g"], ETH)
+    lp = build_link(CAT, cx7, arista, 2.0, media=MediaClass.COPPER)
+    assert (lp.optic_a.name, lp.optic_b.name, lp.cable.media) == ("osfp-400g-dr4", "qsfp-dd-400g-dr4",
+                                                                  MediaKind.SINGLEMODE)
+    assert (lp.optic_a.lanes, lp.optic_a.lane_Bps, lp.optic_b.lanes, lp.optic_b.lane_Bps) == (4, 100 * G, 8, 50 * G)
+    assert lp.optic_a.optical_lanes == lp.optic_b.optical_lanes == 4
+    twin = build_link(CAT, dgx("dgx-h100", ETH), arista, 2.0, media=MediaClass.COPPER)
+    assert (twin.optic_a.name, twin.optic_b.name) == ("osfp-800g-2xdr4", "qsfp-dd-400g-dr4")
+    # An SR4 (4 x 100G optical) never faces an SR8 (8 x 50G optical); the BlueField-3's QSFP112
+    # cage has no DR4 optic in the catalog, so it still has no link to the 7060DX5.
+    with pytest.raises(CatalogError, match="no pair of optics with the same optical lanes"):
+        build_link(CAT, nic_port(CAT.nics["bluefield3-b3140h"], ETH), arista, 30.0)
