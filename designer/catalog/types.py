@@ -6,32 +6,10 @@ Every field is in SI units (bytes, bytes/s, seconds, watts, US dollars, US dolla
 
 from __future__ import annotations
 
-__all__ = [
-    "FabricKind",
-    "Protocol",
-    "MediaKind",
-    "Connector",
-    "CAGES",
-    "FIBER_CONNECTORS",
-    "Provenance",
-    "Gpu",
-    "Nic",
-    "Switch",
-    "Cable",
-    "Transceiver",
-    "Server",
-    "CloudInstance",
-    "FabricProfile",
-    "Facility",
-    "Support",
-    "Licence",
-    "PriceBook",
-    "Storage",
-    "Appliance",
-    "Catalog",
-    "KINDS",
-    "PRICE_BASES",
-]
+__all__ = ["FabricKind", "Protocol", "MediaKind", "Connector", "CAGES", "FIBER_CONNECTORS", "Provenance",
+           "Gpu", "Nic", "Switch", "Cable", "Transceiver", "Server", "CloudInstance", "FabricProfile",
+           "Facility", "Support", "Licence", "PriceBook", "Storage", "Appliance", "Catalog", "KINDS",
+           "PRICE_BASES"]
 
 from dataclasses import dataclass, field
 from enum import Enum

@@ -148,6 +148,6 @@ def tier_counts(drawing: Drawing) -> dict[str, int]:
         >>> from designer.topology.request import FabricRequest
         >>> g = topology.build_graph(FabricRequest("rail_optimized", 4, 8, 8, 50e9, 64, 50e9, ports_per_cage=2))
         >>> tier_counts(drawing_from_graph(g))
-        {'server': 4, 'leaf': 8, 'spine': 4}
+        {'server': 4, 'leaf': 8, 'spine': 1}
     """
     return tier_counts_of(drawing.boxes)

@@ -21,24 +21,11 @@ describe the same fabric. The rules (sources in ``docs/topology.md``):
 
 from __future__ import annotations
 
-__all__ = [
-    "Sizable",
-    "Plan",
-    "Capacity",
-    "plan_fabric",
-    "capacity",
-    "leaf_nics",
-    "leaf_fabric",
-    "pod_leaves",
-    "leaf_uplinks",
-    "spine_down",
-    "spine_up",
-    "core_down",
-    "leaf_groups",
-    "spine_groups",
-    "core_groups",
-]
+__all__ = ["Sizable", "Plan", "Capacity", "plan_fabric", "capacity", "leaf_nics", "leaf_fabric",
+           "pod_leaves", "leaf_uplinks", "spine_down", "spine_up", "core_down", "leaf_groups",
+           "spine_groups", "core_groups"]
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Protocol
@@ -309,32 +296,15 @@ def capacity(req: Sizable) -> Capacity:
     return Capacity(su, down, up, choices, one, two, three)
 
 
-@dataclass(frozen=True, slots=True)
-class _AtNodes:
-    """``req`` at another node count (what :func:`plan_fabric` reads of it)."""
-
-    req: Sizable
-    nodes: int
-
-    def __getattr__(self, name: str):
-        return getattr(self.req, name)
-
-    @property
-    def endpoints(self) -> int:
-        return self.nodes * self.req.nics_per_node
-
-
 def _with_reserved(req: Sizable, limit: int, tiers: int) -> int:
     """The largest node count up to ``limit`` whose reserved ports fit in at most ``tiers`` tiers
     (0 when none does); a node less frees one port on each of its leaves."""
-    n = limit
-    while n > 0:
-        try:
-            if plan_fabric(_AtNodes(req, n)).tiers <= tiers:
+    for n in range(limit, 0, -1):
+        try:  # a request sizes itself when it is made (a FabricRequest, a dataclass)
+            if plan_fabric(dataclasses.replace(req, nodes=n)).tiers <= tiers:
                 return n
         except TopologyError:
             pass
-        n -= 1
     return 0
 
 
