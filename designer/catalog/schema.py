@@ -289,7 +289,7 @@ KINDS: dict[str, _Kind] = {
         _Field("rack_units", "rack_units", integer(1)), _VENDOR, *_PORT_FIELDS,
         _Field("uplinks", "uplinks", integer(0), 0), _Field("uplink_cage", "uplink_cage", optional(_CAGE), None),
         _Field("uplink_lanes", "uplink_lanes", integer(0), 0),
-        _Field("uplink_lane_rate", "uplink_lane_Bps", _BW, 0.0))),
+        _Field("uplink_lane_rate", "uplink_lane_Bps", optional(_BW), None))),
     "cable": _Kind(Cable, "cables", (
         _DESC, _Field("media", "media", _media),
         _Field("rate", "rate_Bps", _BW), _Field("reach", "reach_m", _length_m),

@@ -133,7 +133,7 @@ class Switch:
     uplinks: int = 0
     uplink_cage: Connector | None = None
     uplink_lanes: int = 0
-    uplink_lane_Bps: float = 0.0
+    uplink_lane_Bps: float | None = None
 
     def ports_at(self, rate_Bps: float) -> int:
         """Logical ports when every port runs at ``rate_Bps`` (native or broken out); 0 if impossible."""

@@ -171,6 +171,7 @@ CATALOG_COUNTS: dict[str, Range] = {
     "capacity_block_max_instances": Range(1, 1_000_000), "storage_checkpoints_kept": Range(1, 10_000),
     "domain_gpus": Range(0, 10_000, _plain, "GPUs in one NVLink domain (0: the whole server); NVL576 is the largest announced"),
     "compute_trays": Range(1, 1024), "switch_trays": Range(0, 1024), "cpus": Range(0, 1024),
+    "uplinks": Range(0, 4096), "uplink_lanes": Range(0, 64), "per_fabric": Range(1, 64), "fabric_ports": Range(1, 64),
     "exchange_rate": Range(1e-6, 1e6, _plain, "units of a currency per US dollar: about 0.3 to a few 10,000"),
 }
 # Entries per kind once every catalog is merged: built-in kinds hold tens; each entry multiplies

@@ -75,7 +75,7 @@ def _cages(catalog: Catalog, line: BomLine) -> list[_Cage]:
     data = _cage(catalog, line)
     out = [data] if data is not None else []
     sw = catalog.switches.get(line.sku) if line.category == "switch" else None
-    if sw is not None and sw.uplinks and sw.uplink_cage is not None:
+    if sw is not None and sw.uplinks and sw.uplink_cage is not None and sw.uplink_lane_Bps:
         out.append(_Cage(sw.uplink_cage, frozenset({sw.protocol}), sw.uplink_lane_Bps / GBPS))
     server = catalog.servers.get(line.sku) if line.category == "server" else None
     if server is not None and not (server.storage_nic and server.storage_nics):
