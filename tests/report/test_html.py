@@ -23,7 +23,7 @@ from designer.design.diff import diff_designs
 from designer.report import fmt as f
 from designer.report import render_diff
 from designer.report.html import render_diff_html, render_review
-from designer.report.html import costs
+from designer.report.html import bomtable, costs
 from designer.report.html.band import load_band
 from designer.report.html.diffpage import change_keys
 from htmlparse import inline_block, parse, visible_text
@@ -55,7 +55,7 @@ def test_the_page_holds_the_total_every_bom_line_and_inline_svg(case, catalog):
     assert f.usd(design.cost.total_usd) in visible_text(page.html)
     rows = dict(doc.tables["bom"].rows)
     for line in design.bom:
-        cells = rows[f"bom|{line.category}|{line.role}|{line.sku}"]
+        cells = rows[bomtable.line_key(line, bom_mod.sort_lines(design.bom))]
         # An unpriced line (the UFM appliances) says so instead of showing $0.
         assert (f.usd(bom_mod.line_total_usd(line)) if line.priced else "unpriced") in cells
     assert doc.tables["bom"].foot[doc.tables["bom"].headers.index("total")] == f.usd(

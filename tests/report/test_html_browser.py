@@ -27,9 +27,10 @@ from typer.testing import CliRunner
 from chromium import Chromium, find_chromium
 from designer.cli import app
 from designer.design import bom as bom_mod
-from designer.design import load_design
+from designer.design import load_design, sections
 from designer.design.diff import diff_designs
 from designer.report import fmt as f
+from designer.report.html import bomtable
 from designer.report.html.diffpage import change_keys
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -109,8 +110,9 @@ def test_every_page_renders_its_total_bom_and_svg_with_no_error_or_request(case,
     _assert_clean(log)
     assert dom["total"] == f.usd(design.cost.total_usd)
     # An unpriced line's total is "-", never $0.
-    expected = [[f"bom|{l.category}|{l.role}|{l.sku}", f.usd(bom_mod.line_total_usd(l)) if l.priced else "-"]
-                for l in bom_mod.sort_lines(design.bom)]
+    lines = bom_mod.sort_lines(design.bom)
+    expected = [[bomtable.line_key(l, lines), f.usd(bom_mod.line_total_usd(l)) if l.priced else "-"]
+                for l in lines]
     assert dom["bom"] == expected
     classes = " ".join(c for c, _, _ in dom["svgs"])
     assert "fabric-drawing" in classes and "cost-chart" in classes and "schedule" in classes
@@ -138,8 +140,8 @@ def test_the_bill_of_materials_sorts_and_filters_and_its_total_follows(browser, 
     assert browser.evaluate(click) == "descending"
     assert [t for _, t in _rows(browser)] == sorted(totals, reverse=True)
     # Filter by text (a SKU): the lines that mention it, and the footer totals them.
-    def text(l):
-        return " ".join((l.category, l.role, l.sku, l.description, l.source))
+    def text(l):  # what a row shows: its fields and, for optics and cables, where they plug in
+        return " ".join((l.category, l.role, l.sku, l.description, l.source, l.plugs_into, *l.ends))
     # The first SKU that more than one line mentions (whatever parts the example's design uses).
     sku = next(s for s in dict.fromkeys(l.sku for l in bom_mod.sort_lines(design.bom))
                if sum(s in text(l) for l in design.bom) >= 2)
@@ -147,7 +149,9 @@ def test_the_bill_of_materials_sorts_and_filters_and_its_total_follows(browser, 
         i.value = '{sku.upper()}'; i.dispatchEvent(new Event('input')); }})()""")  # the filter ignores case
     rows = _rows(browser)
     lines = [l for l in design.bom if sku in text(l)]
-    assert {c for c, _ in rows} == {l.category for l in lines} and len(rows) == len(lines) >= 2
+    # A row's category is its section (a network's lines: that network).
+    assert {c for c, _ in rows} == {sections.section_label(sections.section_of(l)) for l in lines}
+    assert len(rows) == len(lines) >= 2
     foot = browser.evaluate("""[document.querySelector('#bom tfoot td.total').textContent,
         document.querySelector('[data-filter-count="bom"]').textContent]""")
     assert foot == [f.usd(sum(bom_mod.line_total_usd(l) for l in lines)), f"{len(lines)} of {len(design.bom)} lines"]

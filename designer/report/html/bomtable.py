@@ -7,7 +7,7 @@ catalog the page is rendered with), so a reviewer sees which money is soft.
 
 from __future__ import annotations
 
-__all__ = ["LineMarks", "KNOWN_LINE_FIELDS", "line_marks", "bom_table", "mark_counts"]
+__all__ = ["LineMarks", "KNOWN_LINE_FIELDS", "line_marks", "line_key", "bom_table", "mark_counts"]
 
 from dataclasses import dataclass
 from typing import Any
@@ -77,6 +77,16 @@ def mark_counts(design: Design, catalog: Catalog | None) -> tuple[int, int]:
     return sum(m.estimate for m in marks), sum(m.unpriced for m in marks)
 
 
+def line_key(line: bom.BomLine, lines: tuple[bom.BomLine, ...]) -> str:
+    """The row key of a BOM line: ``bom|category|role|sku``, and where several lines of ``lines``
+    share it (one optic in two devices, one cord between two pairs of ends) what it plugs into or
+    its ends, so every row's key is its own."""
+    key = f"bom|{line.category}|{line.role}|{line.sku}"
+    if sum(1 for l in lines if (l.category, l.role, l.sku) == (line.category, line.role, line.sku)) > 1:
+        key += "|" + (line.plugs_into or "+".join(line.ends))
+    return key
+
+
 def bom_table(design: Design, catalog: Catalog | None) -> Table:
     """Every BOM line, in :func:`designer.design.bom.sort_lines` order, sortable and filterable.
 
@@ -118,7 +128,7 @@ def bom_table(design: Design, catalog: Catalog | None) -> Table:
             Cell(m.as_of or "-", m.as_of, "date"), Cell(line.source, cls="src", clamp=True),
             Cell(details or "-", cls="src", clamp=True))[: len(headers)]
         cls = " ".join(x for x in ("estimate" if m.estimate else "", "unpriced" if m.unpriced else "") if x)
-        rows.append(Row(cells, key=f"bom|{line.category}|{line.role}|{line.sku}", cls=cls,
+        rows.append(Row(cells, key=line_key(line, lines), cls=cls,
                         category=sections.section_label(sections.section_of(line))))
     foot = (Cell("total"), Cell(""), Cell(f"{len(lines)} lines", cls="count"), Cell(""), Cell(""),
             Cell(f.usd(totals.total_usd), num(totals.total_usd), "n total"), Cell("100.0%", cls="n"),
