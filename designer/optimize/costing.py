@@ -208,11 +208,6 @@ def cost_breakdown(lines: Iterable[BomLine], catalog: Catalog, facility: Facilit
                                                 if unpriced else "")
         if name in ("installation", "spares"):
             basis = next(l.description for l in lines if l.category == "service" and l.sku == name)
-        unpriced = sorted({l.sku for l in lines if not l.priced and l.category != "cloud"
-                           and capex_category(l) == name})
-        if unpriced:
-            # An unpriced part is never a silent $0: the line names what its amount leaves out.
-            basis += f" (without {', '.join(unpriced)}: unpriced)"
         est = any(l.estimate for l in lines if l.category != "cloud" and capex_category(l) == name)
         out.append(CostLine(name, "capex", capex[name], basis, fac.source if name in ("installation", "spares") else "",
                             fac.as_of if name in ("installation", "spares") else "", est))

@@ -33,7 +33,9 @@ def test_an_unpriced_part_is_named_on_its_category_line(tmp_path: Path):
     spec.write_text(PINNED + "catalogs: [unquoted.yaml]\n")
     design = planner.plan(*load_inputs(spec))
     unpriced = [l for l in design.bom if l.unit_price_usd is None]
-    assert sorted((l.sku, l.role) for l in unpriced) == [("nvidia-qm8700", "leaf"), ("nvidia-qm8700", "storage")]
+    # The InfiniBand fabric's UFM appliances are unpriced too (no published price).
+    assert sorted((l.sku, l.role) for l in unpriced) == [("nvidia-qm8700", "leaf"), ("nvidia-qm8700", "storage"),
+                                                         ("nvidia-ufm-appliance-3.1", "fabric-manager")]
     capex = _capex(design)
     assert capex["switch"] == (0.0, "from the bill of materials; 1 unpriced line not counted")
     assert capex["storage"][1] == "from the bill of materials; 1 unpriced line not counted"
