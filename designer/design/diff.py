@@ -147,6 +147,7 @@ class DesignDiff:
     capex: MoneyChange
     opex: MoneyChange
     cloud: MoneyChange
+    residual: MoneyChange  # minus the recovered value (a credit), so capex + opex + cloud + residual = total
     system: tuple[FieldChange, ...]
     workloads: tuple[WorkloadChange, ...]
     bom: tuple[BomChange, ...]
@@ -155,8 +156,15 @@ class DesignDiff:
     @property
     def is_empty(self) -> bool:
         """True when cost, system, workloads and BOM are equal as written (inputs may differ)."""
-        return not (any(m.changed for m in (self.total, self.capex, self.opex, self.cloud))
+        return not (any(m.changed for m in (self.total, self.capex, self.opex, self.cloud, self.residual))
                     or self.system or self.workloads or self.bom)
+
+    def money_rows(self) -> tuple[str, ...]:
+        """The cost rows a reviewer sees, in order: capex, opex, the residual credit when either
+        design has one, cloud and total; the rows above total add up to it (``Cost.total_usd`` =
+        capex + opex + cloud - residual)."""
+        credit = ("residual",) if self.residual.old_usd or self.residual.new_usd else ()
+        return ("capex", "opex", *credit, "cloud", "total")
 
     @property
     def bom_delta_usd(self) -> float:
@@ -285,7 +293,8 @@ def diff_designs(old: Design, new: Design) -> DesignDiff:
         new: the design after it.
 
     Returns:
-        Cost changes (total, capex, opex, cloud: absolute and relative), changed system fields
+        Cost changes (total, capex, opex, cloud and the residual credit as a negative amount: absolute
+        and relative), changed system fields
         (``fabric: infiniband -> roce``, ``nodes: 128 -> 144``), per-workload changes (added,
         removed, or changed plan and predictions such as utilization and time to train), BOM lines
         added, removed and changed keyed by ``(category, role, sku)`` with quantity and cost
@@ -299,6 +308,7 @@ def diff_designs(old: Design, new: Design) -> DesignDiff:
         capex=MoneyChange(old.cost.capex_usd, new.cost.capex_usd),
         opex=MoneyChange(old.cost.opex_usd, new.cost.opex_usd),
         cloud=MoneyChange(old.cost.cloud_usd, new.cost.cloud_usd),
+        residual=MoneyChange(-old.cost.residual_usd, -new.cost.residual_usd),
         system=tuple(_field_changes(old.system, new.system, [f.name for f in fields(old.system)])),
         workloads=_workload_changes(old, new),
         bom=_bom_changes(old, new),

@@ -46,7 +46,7 @@ def _bom_json(c: BomChange) -> dict[str, Any]:
 def diff_to_json_dict(diff: DesignDiff) -> dict[str, Any]:
     """The diff as JSON-ready data.
 
-    ``{"is_empty", "old_name", "new_name", "cost": {"total"|"capex"|"opex"|"cloud": {"old_usd",
+    ``{"is_empty", "old_name", "new_name", "cost": {"total"|"capex"|"opex"|"cloud"|"residual": {"old_usd",
     "new_usd", "delta_usd", "delta_pct"}}, "system": [{"field", "old", "new"}], "workloads":
     [{"name", "status", "utilization": {"old", "new", "delta"}, "time_to_train_days": {...},
     "changes": [...]}], "bom": [{"status", "category", "role", "sku", "old_quantity", "new_quantity",
@@ -60,7 +60,7 @@ def diff_to_json_dict(diff: DesignDiff) -> dict[str, Any]:
         "summary": diff.counts(),
         "old_name": diff.old_name,
         "new_name": diff.new_name,
-        "cost": {name: _money_json(getattr(diff, name)) for name in ("total", "capex", "opex", "cloud")},
+        "cost": {name: _money_json(getattr(diff, name)) for name in ("total", "capex", "opex", "cloud", "residual")},
         "system": [{"field": c.field, "old": c.old, "new": c.new} for c in diff.system],
         "workloads": [_workload_json(w) for w in diff.workloads],
         "bom": [_bom_json(c) for c in diff.bom],
@@ -118,9 +118,9 @@ def _section(title: str, body: str, fmt: str) -> str:
 
 def _cost_table(diff: DesignDiff, fmt: str) -> str:
     rows = []
-    for label, name in (("capex", "capex"), ("opex", "opex"), ("cloud", "cloud"), ("total", "total")):
+    for name in diff.money_rows():
         m: MoneyChange = getattr(diff, name)
-        cells = [label, f.usd(m.old_usd), f.usd(m.new_usd), f.usd_delta(m.delta_usd), _pct(m)]
+        cells = [name, f.usd(m.old_usd), f.usd(m.new_usd), f.usd_delta(m.delta_usd), _pct(m)]
         rows.append([f.bold(c, fmt) for c in cells] if name == "total" else cells)
     return f.table(rows, ("cost", "old", "new", "change", "%"), fmt, "lrrrr")
 

@@ -19,7 +19,6 @@ from designer.report.html.charts import PALETTE, Bar, Segment, stacked_bars
 from designer.report.html.view import Cell, Figure, Header, Row, Table, num, value_text
 from designer.spec import units
 
-_MONEY = (("capex", "capex"), ("opex", "opex"), ("cloud", "cloud"), ("total", "total"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,13 +60,16 @@ def _headline(diff: DesignDiff) -> str:
 
 def _cost(diff: DesignDiff) -> tuple[Figure, Table]:
     rows, bars = [], []
-    for label, name in _MONEY:
+    for name in diff.money_rows():
+        label = name
         m: MoneyChange = getattr(diff, name)
         rows.append(Row((Cell(label), Cell(f.usd(m.old_usd), num(m.old_usd), "n"),
                          Cell(f.usd(m.new_usd), num(m.new_usd), "n"),
                          Cell(f.usd_delta(m.delta_usd), num(m.delta_usd), _delta_cls(m.delta_usd)),
                          Cell(_pct(m), num(m.delta_pct or 0.0), "n")), key=f"cost|{name}",
                         cls="subtotal" if name == "total" else ""))
+        if name == "residual":  # a credit: in the table, not a bar of its own
+            continue
         for side, value, color in (("old", m.old_usd, PALETTE[7]), ("new", m.new_usd, PALETTE[0])):
             bars.append(Bar(f"{label} {side}", (Segment(f"{side} design", value, units.format_money_short(value),
                                                         color),), units.format_money_short(value)))
@@ -159,7 +161,7 @@ def build_diff_page(diff: DesignDiff) -> DiffPage:
 
 def change_keys(diff: DesignDiff) -> tuple[str, ...]:
     """The key of every change the diff holds, as the page's rows name them (for tests and scripts)."""
-    keys = [f"cost|{name}" for _, name in _MONEY] if not diff.is_empty else []
+    keys = [f"cost|{name}" for name in diff.money_rows()] if not diff.is_empty else []
     keys += [f"system|{c.field}" for c in diff.system]
     keys += [f"workload|{w.name}" for w in diff.workloads]
     keys += [f"workload-field|{w.name}|{c.field}" for w in diff.workloads for c in w.fields]
