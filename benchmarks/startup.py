@@ -84,8 +84,10 @@ def main() -> int:
                 best = min(times)
                 cpu = min(c for _, c in samples)
                 cpu_median = statistics.median(c for _, c in samples)
-                print(f"{name:<10} {state:<5} {best:7.3f} {statistics.median(times):9.3f} {cpu:6.3f} {cpu_median:7.3f}"
-                      f"  {('ok' if best <= TARGET_S else 'over') if module else 'floor'}")
+                median = statistics.median(times)
+                # The target is what a user meets on a typical run: the median, not the luckiest one.
+                print(f"{name:<10} {state:<5} {best:7.3f} {median:9.3f} {cpu:6.3f} {cpu_median:7.3f}"
+                      f"  {('ok' if median <= TARGET_S else 'over') if module else 'floor'}")
     return 0
 
 

@@ -38,3 +38,25 @@ constraints:
   oversubscription: [1, 2, 3]
   allow_nic_downrate: true
 """
+
+# Two workloads, on-prem or cloud: a hybrid portfolio small enough for exact bounds.
+TWO_WORKLOADS = """\
+version: 1
+name: two
+horizon: 2 years
+workloads:
+  - name: llama3-8b
+    model: {preset: llama3-8b}
+    tokens: 1T
+    global_batch: 1024
+    deadline: 40 days
+  - name: small
+    model: {preset: llama3-8b}
+    tokens: 50B
+    global_batch: 256
+    deadline: 10 days
+constraints:
+  min_utilization: 0.55
+  deployments: [on_prem, cloud]
+  gpus: [h100-sxm, a100-80g]
+"""

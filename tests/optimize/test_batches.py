@@ -21,6 +21,7 @@ from designer.optimize.task import Thresholds
 from designer.optimize.workspace import Workspace
 from designer.planner.compile import compile_task
 from designer.planner.inputs import load_inputs
+from tiny_spec import TWO_WORKLOADS
 
 SPECS = {
     "one workload, on-prem": """
@@ -38,26 +39,7 @@ SPECS = {
           deployments: [on_prem]
           gpus: [h100-sxm, mi300x]
         """,
-    "two workloads, hybrid": """
-        version: 1
-        name: two
-        horizon: 2 years
-        workloads:
-          - name: llama3-8b
-            model: {preset: llama3-8b}
-            tokens: 1T
-            global_batch: 1024
-            deadline: 40 days
-          - name: small
-            model: {preset: llama3-8b}
-            tokens: 50B
-            global_batch: 256
-            deadline: 10 days
-        constraints:
-          min_utilization: 0.55
-          deployments: [on_prem, cloud]
-          gpus: [h100-sxm, a100-80g]
-        """,
+    "two workloads, hybrid": textwrap.indent(TWO_WORKLOADS, " " * 8),
 }
 
 

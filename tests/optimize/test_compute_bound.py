@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import textwrap
 from pathlib import Path
 
 from designer.optimize import bounds
@@ -11,32 +10,12 @@ from designer.optimize.workspace import Workspace
 from designer.planner.compile import compile_task
 from designer.planner.inputs import load_inputs
 from designer.spec.choices import Deployment
-
-SPEC = """
-    version: 1
-    name: two
-    horizon: 2 years
-    workloads:
-      - name: llama3-8b
-        model: {preset: llama3-8b}
-        tokens: 1T
-        global_batch: 1024
-        deadline: 40 days
-      - name: small
-        model: {preset: llama3-8b}
-        tokens: 50B
-        global_batch: 256
-        deadline: 10 days
-    constraints:
-      min_utilization: 0.55
-      deployments: [on_prem, cloud]
-      gpus: [h100-sxm, a100-80g]
-    """
+from tiny_spec import TWO_WORKLOADS
 
 
 def test_compute_bound_is_below_the_ideal_and_best_network_bounds(tmp_path: Path):
     path = tmp_path / "spec.yaml"
-    path.write_text(textwrap.dedent(SPEC))
+    path.write_text(TWO_WORKLOADS)
     spec, catalog = load_inputs(path)
     ws = Workspace(compile_task(spec, catalog))
     th = ws.task.thresholds
