@@ -49,7 +49,8 @@ def _entry(catalog: Catalog, line: BomLine):
 
 def annotate(lines: Iterable[BomLine], catalog: Catalog, facility: Facility) -> tuple[BomLine, ...]:
     """Every line with the price basis, date and estimate flag of the catalog entry it prices
-    (racks and services: the facility's). Owned lines keep their ``owned`` basis."""
+    (racks and services: the facility's). Owned lines keep their ``owned`` basis; a line without a unit
+    price reads ``unpriced``."""
     out = []
     for line in lines:
         if line.category == "cloud" or line.price_basis == "owned":
@@ -60,7 +61,9 @@ def annotate(lines: Iterable[BomLine], catalog: Catalog, facility: Facility) -> 
             continue
         entry = _entry(catalog, line)
         prov = entry.provenance if entry is not None else facility.provenance
-        out.append(replace(line, price_basis=line.price_basis or prov.price_basis, as_of=line.as_of or prov.as_of,
+        # A line with no unit price has no price basis to inherit: it says it is unpriced.
+        basis = "unpriced" if line.unit_price_usd is None else line.price_basis or prov.price_basis
+        out.append(replace(line, price_basis=basis, as_of=line.as_of or prov.as_of,
                            estimate=line.estimate or prov.estimate))
     return tuple(out)
 
