@@ -191,13 +191,22 @@ def _options(catalog: Catalog, a: Port, b: Port, lanes: int, lane: float, media:
     for cable, per in _direct(catalog, a, b, lanes, lane, media, reach, bundle):
         yield LinkParts(a, b, a.protocol, lanes, lane, cable, per, None, 1, None, 1, reach)
     for fiber in (m for m in media if m.is_fiber):
-        ends_a = list(_optic_ends(catalog, a, lanes, lane, fiber, reach))
-        ends_b = list(_optic_ends(catalog, b, lanes, lane, fiber, reach))
-        for ea, eb in product(ends_a, ends_b):
-            if ea.optical_lanes != eb.optical_lanes or not _same(ea.optical_lane_Bps, eb.optical_lane_Bps):
-                continue
-            for cord, per, _ in _cords(catalog, ea, eb, reach):
-                yield LinkParts(a, b, a.protocol, lanes, lane, cord, per, ea.optic, a.links, eb.optic, b.links, reach)
+        yield from _fibered(catalog, a, (lanes, lane), b, (lanes, lane), fiber, reach)
+
+
+def _fibered(catalog: Catalog, a: Port, mode_a: tuple[int, float], b: Port, mode_b: tuple[int, float],
+             fiber: MediaKind, reach: float) -> Iterator[LinkParts]:
+    """Fiber links: an optic in ``a``'s cage at electrical mode ``mode_a`` (lanes, lane rate), one in
+    ``b``'s at ``mode_b``, their optical sides alike (same optical lane count and rate), and a cord
+    between them. The link's ``lanes`` / ``lane_Bps`` are ``a``'s mode."""
+    ends_a = list(_optic_ends(catalog, a, mode_a[0], mode_a[1], fiber, reach))
+    ends_b = list(_optic_ends(catalog, b, mode_b[0], mode_b[1], fiber, reach))
+    for ea, eb in product(ends_a, ends_b):
+        if ea.optical_lanes != eb.optical_lanes or not _same(ea.optical_lane_Bps, eb.optical_lane_Bps):
+            continue
+        for cord, per, _ in _cords(catalog, ea, eb, reach):
+            yield LinkParts(a, b, a.protocol, mode_a[0], mode_a[1], cord, per, ea.optic, a.links, eb.optic,
+                            b.links, reach)
 
 
 def _converted(catalog: Catalog, a: Port, b: Port, media: tuple[MediaKind, ...], reach: float
@@ -207,14 +216,8 @@ def _converted(catalog: Catalog, a: Port, b: Port, media: tuple[MediaKind, ...],
     4 x 100G-PAM4 on four fiber pairs whatever the host side, 400GAUI-8 or 400GAUI-4), and a
     fiber cord between them. The link's ``lanes`` / ``lane_Bps`` are ``a``'s."""
     for fiber in (m for m in media if m.is_fiber):
-        for (la, ra), (lb, rb) in product(a.modes(), b.modes()):
-            ends_a = list(_optic_ends(catalog, a, la, ra, fiber, reach))
-            ends_b = list(_optic_ends(catalog, b, lb, rb, fiber, reach))
-            for ea, eb in product(ends_a, ends_b):
-                if ea.optical_lanes != eb.optical_lanes or not _same(ea.optical_lane_Bps, eb.optical_lane_Bps):
-                    continue
-                for cord, per, _ in _cords(catalog, ea, eb, reach):
-                    yield LinkParts(a, b, a.protocol, la, ra, cord, per, ea.optic, a.links, eb.optic, b.links, reach)
+        for mode_a, mode_b in product(a.modes(), b.modes()):
+            yield from _fibered(catalog, a, mode_a, b, mode_b, fiber, reach)
 
 
 def build_link(catalog: Catalog, end_a: Port, end_b: Port, reach_m: float, *,
