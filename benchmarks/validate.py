@@ -148,18 +148,14 @@ def by_source(results: list[Result], errors: dict[str, float] | None = None) -> 
 
 def _retimer(results: list[Result]):
     """For each row, a function timing its scored plan again (after constants changed)."""
-    from designer.optimize.evaluate import Evaluator
-    from designer.planner.predict import pinned_candidate
-    from designer.planner.compile import compile_workload, facility_for
+    from designer.planner.compile import compile_workload
 
     out = {}
     for r in results:
         est = r.prediction.estimate
         spec, catalog = runs._load(runs.spec_text(r.row, runs._scored_pins(r.row.run)), f"{r.row.id}.yaml")
         w = spec.workloads[0]
-        cand, _ = pinned_candidate(spec, catalog)
-        view = Evaluator(catalog, facility_for(spec, catalog)).view(cand, -(-w.gpus // cand.gpus_per_node))
-        cluster = perf.Cluster(catalog.gpus[cand.gpu], view)
+        cluster = runs.cluster_for(spec, catalog, w.gpus)  # the cluster the scored estimate ran on
         job = replace(compile_workload(w).job, recompute=est.recompute)
         out[r.row.id] = (job, est.plan, cluster, r.published_s)
     return out
@@ -376,7 +372,10 @@ the spec's `catalogs:`. The spec goes through `designer.planner.estimate`, the c
 `designer estimate`. What the source leaves unknown has its documented default where one exists
 (micro-batch 1; plain 1F1B unless the source says it interleaved) and is `auto` otherwise (the
 planner picks the fastest plan that fits): that is the scored point. The interval column spans
-every plausible value of the unknowns (every plan of the stack that fits). The published figure
+every plausible value of the unknowns (every plan of the stack that fits), timed on the cluster
+the scored estimate runs on (the same placement on each scale-up domain), so it holds the scored
+point by construction; a row whose scored step fell outside its interval stops the script. The
+leave-one-source-out refits retime each scored plan on that same cluster. The published figure
 becomes a step time by the first of: iteration time, tokens per second per GPU, GPU-hours per
 trillion tokens, time to train over tokens trained, TFLOP/s per GPU in the source's convention.
 Error = predicted step / published step - 1; negative is optimistic.

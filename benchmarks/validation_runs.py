@@ -27,7 +27,7 @@ estimate`` runs; the catalogs are loaded once and reused.
 from __future__ import annotations
 
 __all__ = ["DATA", "CATALOG_DIR", "Row", "Prediction", "load_rows", "spec_text", "predict_row",
-           "published_step_s", "source_of"]
+           "published_step_s", "source_of", "cluster_for"]
 
 import functools
 import math
@@ -181,16 +181,33 @@ def _load(text: str, name: str):
     return replace(spec, warnings=inputs.spec_warnings(spec)), catalog
 
 
-def _interval(spec, catalog) -> tuple[float, float] | None:
-    """Fastest and slowest step over every plan consistent with what the spec pins (the stack's
-    plans that fit), with the same job, GPU and network ``designer estimate`` uses."""
-    w = spec.workloads[0]
+def cluster_for(spec, catalog, gpus: int) -> perf.Cluster | None:
+    """The GPU and network ``designer estimate`` runs a job of ``gpus`` GPUs on: the evaluator's
+    placement (the pinned share of each scale-up domain), its network view and efficiency, as
+    :meth:`designer.optimize.evaluate.Evaluator.evaluate` builds them."""
     cand, _ = pinned_candidate(spec, catalog)
+    evaluator = Evaluator(catalog, facility_for(spec, catalog),
+                          gpus_per_domain_used=spec.system.gpus_per_domain_used)
+    nodes, used = evaluator.placement(cand, gpus)
+    view = evaluator.view(cand, nodes)
+    if view is None:
+        return None
+    if nodes > 1 and used < view.gpus_per_node:
+        view = replace(view, gpus_per_node=used)
+    return perf.Cluster(gpu=catalog.gpus[cand.gpu], network=view, efficiency=evaluator.efficiency)
+
+
+def _interval(spec, catalog, scored: perf.StepEstimate) -> tuple[float, float] | None:
+    """Fastest and slowest step over every plan consistent with what the spec pins (the stack's
+    plans that fit), on the cluster ``designer estimate`` uses (:func:`cluster_for`). The scored
+    plan is one of those plans, so the interval holds the scored step; it is timed here as well
+    and a miss is an error, not a silently wider interval."""
+    w = spec.workloads[0]
     workload = compile_workload(w)
-    evaluator = Evaluator(catalog, facility_for(spec, catalog))
     gpus = w.gpus
-    view = evaluator.view(cand, math.ceil(gpus / cand.gpus_per_node))
-    cluster = perf.Cluster(catalog.gpus[cand.gpu], view)
+    cluster = cluster_for(spec, catalog, gpus)
+    if cluster is None:
+        return None
     times = []
     from designer.perf.search import candidate_plans
     for job, group in candidate_plans(workload.job, cluster, gpus, workload.plan):
@@ -200,7 +217,13 @@ def _interval(spec, catalog) -> tuple[float, float] | None:
                     times.append(perf.estimate_step(job, plan, cluster).step_time_s)
                 except DesignerError:
                     continue
-    return (min(times), max(times)) if times else None
+    if not times:
+        return None
+    low, high = min(times), max(times)
+    if not low * (1 - 1e-9) <= scored.step_time_s <= high * (1 + 1e-9):
+        raise AssertionError(f"{spec.name}: scored step {scored.step_time_s:.4g} s outside its interval "
+                             f"{low:.4g} .. {high:.4g} s")
+    return low, high
 
 
 def predict_row(row: Row, *, interval: bool = True) -> Prediction:
@@ -218,7 +241,7 @@ def predict_row(row: Row, *, interval: bool = True) -> Prediction:
     est = result.workloads[0].estimate
     span = None
     if interval and unknown:
-        span = _interval(spec, catalog)
+        span = _interval(spec, catalog, est)
     elif interval:
         span = (est.step_time_s, est.step_time_s)
     return Prediction(row, est, span, unknown, result.workloads[0].assumptions + spec.warnings)
