@@ -13,7 +13,13 @@ when the traffic runs (:mod:`designer.perf.stacks` gives each stage's schedule a
   reduction starts when its own last backward ends and each chunk's gather when the chunk before
   it starts its first forward (Megatron-Core ``grad_sync_func`` / ``param_sync_func`` per model
   chunk, megatron/core/pipeline_parallel/schedules.py), so the windows span the rounds of the other
-  chunks: ``min(m, p) (v - 1) / v`` micro-batches' backward or forward (:func:`interleaved_window`);
+  chunks: ``min(m, p) (v - 1) / v`` micro-batches' backward or forward (:func:`interleaved_window`).
+  Where the stack launches a chunk's reduction only after that chunk's last backward
+  (``Profile.chunk_grad_sync``: Megatron-Core's aligned grad sync with interleaving,
+  torch.distributed.pipelining's post-backward for every pipeline), the first stage's first
+  chunk, whose backward ends the step, exposes its whole reduction, ``1 / v`` of the stage's
+  (:func:`last_chunk_share`), in place of the last bucket; Megatron-Core prefetches no gather for
+  chunks 0 and 1, which expose their first bucket each (``Profile.unprefetched_chunks``);
 * every micro-batch (a stack that keeps only a shard of the gradients, ZeRO 2-3): each layer's
   gradients are reduce-scattered as its backward finishes; ZeRO-3 also gathers each layer's
   parameters before its forward and again before its backward. Overlapped, a share ``1 - e`` of it
@@ -28,7 +34,7 @@ data-parallel group ``dp x cp / ep``.
 
 from __future__ import annotations
 
-__all__ = ["DpTerms", "dp_terms", "interleaved_window"]
+__all__ = ["DpTerms", "dp_terms", "interleaved_window", "last_chunk_share"]
 
 from dataclasses import dataclass
 
@@ -97,6 +103,23 @@ def interleaved_window(pp: int, v: int, micro: int) -> float:
     if pp <= 1 or v <= 1:
         return 1.0
     return max(1.0, min(micro, pp) * (v - 1) / v)
+
+
+def last_chunk_share(chunk_grad_sync: str, pp: int, v: int) -> float:
+    """Share of a stage's once-a-step gradient reduction launched only after the step's last
+    backward (module docstring): the first stage's first model chunk, ``1 / v`` of its
+    parameters, where the stack syncs per chunk (``chunk_grad_sync``, :class:`Profile`); 0 where
+    the reduction runs bucket by bucket inside that backward.
+
+    Examples:
+        >>> last_chunk_share("interleaved", 4, 5), last_chunk_share("interleaved", 4, 1), last_chunk_share("always", 4, 1)
+        (0.2, 0.0, 1.0)
+        >>> last_chunk_share("never", 8, 12), last_chunk_share("always", 1, 1)
+        (0.0, 0.0)
+    """
+    if pp <= 1 or chunk_grad_sync == "never" or (chunk_grad_sync == "interleaved" and v <= 1):
+        return 0.0
+    return 1.0 / v
 
 
 def dp_terms(job: Job, plan: Plan, links: netm.Links, params: StageParams, layers_stage: int,
@@ -172,9 +195,15 @@ def dp_terms(job: Job, plan: Plan, links: netm.Links, params: StageParams, layer
         step_comm = grad + gather
         if overlap:
             e = 1.0 - min(1.0, chunk / max(params.total, 1.0))
-            rounds = interleaved_window(plan.pp, plan.virtual_stages, micro)
-            step_exposed += (exposed_s(grad, rounds * win_bwd_s, e, K.OVERLAP_SLOWDOWN)
-                             + exposed_s(gather, rounds * win_fwd_s, e, K.OVERLAP_SLOWDOWN))
+            v = plan.virtual_stages
+            rounds = interleaved_window(plan.pp, v, micro)
+            late = grad * last_chunk_share(prof.chunk_grad_sync, plan.pp, v)
+            # first chunks that gather in their own forward each expose their first bucket
+            first = min(prof.unprefetched_chunks, v) if plan.pp > 1 else 1
+            e_gather = 1.0 - min(1.0, first * chunk / max(params.total, 1.0))
+            step_exposed += (late + exposed_s(grad - late, rounds * win_bwd_s, e if not late else 1.0,
+                                              K.OVERLAP_SLOWDOWN)
+                             + exposed_s(gather, rounds * win_fwd_s, e_gather, K.OVERLAP_SLOWDOWN))
         else:
             step_exposed += step_comm
     return DpTerms(micro * mb_comm + step_comm, mb_exposed, step_exposed)

@@ -82,6 +82,15 @@ class Profile:
     for Hopper and later, with TMA and warpgroup MMA: FlashAttention-3 or cuDNN's fused attention
     in Transformer Engine; ``False``: FlashAttention-2-class kernels, which run far below their
     A100 efficiency on Hopper and Blackwell).
+    ``chunk_grad_sync``: with pipeline parallelism the schedule launches a model chunk's
+    once-a-step gradient reduction only after that chunk's last backward, so the first stage's
+    first chunk, whose backward ends the step, reduces with nothing left to hide behind:
+    ``"interleaved"`` where that holds with interleaving only (Megatron-Core's aligned grad sync;
+    plain 1F1B reduces bucket by bucket during the first stage's last backward), ``"always"``
+    where it holds for every pipeline (a post-backward hook run after the stage's last backward),
+    ``"never"`` where the reduction runs bucket by bucket inside the backward.
+    ``unprefetched_chunks``: with interleaving, how many of a stage's first model chunks gather
+    their parameters only when their own first forward starts (each exposes its first bucket).
 
     Numerics and memory: ``dropout`` (the recipes of the stack's era keep hidden and attention
     dropout), ``weight_bytes``, ``grad_bytes``, ``optimizer_bytes`` per parameter (before
@@ -129,6 +138,8 @@ class Profile:
     source: str
     activation_offload: bool = False  # activations of whole layers copied to host memory (designer.perf.offload)
     expert_folding: bool = False  # an expert tensor-parallel size below tp (MoE parallel folding)
+    chunk_grad_sync: str = "never"  # "never" | "interleaved" | "always" (see the class docstring)
+    unprefetched_chunks: int = 1
 
     @property
     def default_attention(self) -> Attention:

@@ -78,6 +78,19 @@ _MEGATRON_CORE = Profile(
     # --expert-tensor-parallel-size (MoE parallel folding, Liu et al. 2025, arXiv:2504.14960;
     # megatron/core/parallel_state.py builds the expert groups over TP x CP x DP)
     expert_folding=True,
+    # --align-grad-reduce (default) binds each chunk's start_grad_sync to config.grad_sync_func
+    # (megatron/training/training.py); the interleaved schedule calls it when backward
+    # `virtual_microbatch_id - pipeline_parallel_rank` is the chunk's last micro-batch, so chunk 0
+    # starts at the step's last backward on rank 0 and after the cooldown ("Launch any remaining
+    # grad reductions") elsewhere (megatron/core/pipeline_parallel/schedules.py); "when training
+    # with pipeline-parallelism, the granularity of DP communication becomes the Transformer layers
+    # per virtual pipeline stage" (NeMo communication-overlap docs). The plain 1F1B schedule
+    # enables the bucketed sync during the first stage's last backward.
+    chunk_grad_sync="interleaved",
+    # param_sync_func prefetches chunk `get_model_chunk_id(...) + 1` only if
+    # `1 < param_sync_chunk_id < num_model_chunks`: chunks 0 and 1 gather in their own forward
+    # pre-hooks (megatron/core/pipeline_parallel/schedules.py, distributed_data_parallel.py)
+    unprefetched_chunks=2,
 )
 
 _MEGATRON_LM_2021 = Profile(
@@ -238,6 +251,10 @@ _FSDP2 = Profile(
     # 4 and log_softmax's FP32 output 4 (saved for backward) at once (torchtitan/components/loss.py;
     # aten log_softmax is out of place).
     loss_bytes=10.0,
+    # torch.distributed.pipelining's backward_maybe_with_nosync turns gradient sync off for every
+    # backward of an FSDP stage and, after its last one, runs the stage's post_backward (the
+    # reduce-scatter of all its gradients) by hand (torch/distributed/pipelining/stage.py)
+    chunk_grad_sync="always",
     source="pytorch/torchtitan docs/fsdp.md, torchtitan/config (mixed_precision_param/reduce), "
            "torchtitan/distributed (parallelize, pipelining); Zhao et al., PyTorch FSDP, PVLDB 2023",
 )
