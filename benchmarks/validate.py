@@ -64,8 +64,6 @@ BEYOND = {
         "release's GB200 rows (EP32-64, interleaved) reach 1.5-1.9x its tokens per second per GPU and are "
         "predicted within 18 %; what slows PP16 EP8 on DGX B200 this much the source does not say and the "
         "model has no mechanism for (optimistic)",
-    "vtrain-gt-18.4B-tp16-dp16-pp1-mbs2": "tensor parallelism across two nodes runs slower than the model's "
-        "collectives on vTrain's 800 Gb/s nodes",
     "vtrain-gt-39.1B-tp2-dp16-pp16-mbs2": "the source's own pp=16 runs contradict each other (docs/validation.md "
         "notes)",
     "dgxc-nemo25.04-deepseek-v3-512xGB200-bf16": "NeMo 25.04's first DeepSeek-V3 recipes (TP2 with the experts "

@@ -103,12 +103,13 @@ def row_candidate(gpu_label: str) -> Candidate:
 
 
 def all_reduce_busbw_Bps(cand: Candidate, nodes: int, ranks: int, size: float, *, stride: int = 1,
-                         **override) -> float:
-    """nccl-tests bus bandwidth the model predicts for an all-reduce on ``cand`` via network_view."""
+                         software: perf.Software | None = None, **override) -> float:
+    """nccl-tests bus bandwidth the model predicts for an all-reduce on ``cand`` via network_view
+    (``software``: the stack, default NCCL's defaults)."""
     view = network_view(cand, BUILTIN, FACILITY, nodes)
     if override:
         view = dataclasses.replace(view, **override)
-    links = netm.links_for(perf.Cluster(BUILTIN.gpus[cand.gpu], view))
+    links = netm.links_for(perf.Cluster(BUILTIN.gpus[cand.gpu], view), software)
     group = netm.group_layout(ranks, stride, view.gpus_per_node)
     return bus_bandwidth(Collective.ALL_REDUCE, size, ranks, netm.all_reduce_s(size, group, links))
 
@@ -215,7 +216,10 @@ def test_sharp_beats_the_ring_on_infiniband():
     cand = onprem("dgx-h100", "infiniband", "nvidia-qm9700")
     ring = all_reduce_busbw_Bps(cand, 32, 256, 2**30, in_network_reduction=False)
     assert network_view(cand, BUILTIN, FACILITY, 32).in_network_reduction
-    assert all_reduce_busbw_Bps(cand, 32, 256, 2**30) > 1.2 * ring
+    collnet = perf.resolve_software(in_network_reduction=True)
+    assert all_reduce_busbw_Bps(cand, 32, 256, 2**30, software=collnet) > 1.2 * ring
+    # NCCL's defaults (NCCL_COLLNET_ENABLE=0): the SHARP switch is not used
+    assert all_reduce_busbw_Bps(cand, 32, 256, 2**30) == ring
 
 
 # --- orderings the optimizer relies on -------------------------------------------------------

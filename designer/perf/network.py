@@ -16,7 +16,8 @@ All-reduce candidates on more than one node:
   depends on intra-node speed");
 * with in-network reduction (SHARP): the same, with the inter-node step done by the
   switches, pipelined with the intra-node steps (NCCL CollNet/NVLS-Tree), so each NIC sends and
-  receives ``n / per_node`` once.
+  receives ``n / per_node`` once. Only where the fabric reduces in its switches *and* the stack
+  enables it (``software.in_network_reduction``; NCCL's ``NCCL_COLLNET_ENABLE`` defaults to 0).
 
 Latency follows NCCL's own tuning model (``src/graph/tuning.cc``, Simple protocol;
 :mod:`designer.perf.constants`): a base latency per collective, plus a step latency per ring
@@ -41,6 +42,7 @@ from designer.perf import collectives as coll
 from designer.perf import constants as K
 from designer.perf.cluster import Cluster
 from designer.perf.constants import scaleup_profile
+from designer.perf.software import Software
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,9 +80,15 @@ class Links:
         return self.su_ring_Bps
 
 
-def links_for(cluster: Cluster) -> Links:
+def links_for(cluster: Cluster, software: Software | None = None) -> Links:
     """Resolve a cluster's network view into effective rates (scale-up defaults from the GPU kind),
-    bandwidths scaled by the cluster's network efficiency multiplier."""
+    bandwidths scaled by the cluster's network efficiency multiplier.
+
+    In-network reduction needs both a fabric that reduces in its switches
+    (``NetworkView.in_network_reduction``) and a stack that enables NCCL's CollNet
+    (``software.in_network_reduction``; NCCL docs: ``NCCL_COLLNET_ENABLE`` defaults to 0 and needs
+    the NCCL-RDMA-SHARP plugin); ``software`` ``None`` is the default stack, without it.
+    """
     net = cluster.network
     gpu = cluster.gpu
     prof = scaleup_profile(gpu.scaleup_kind)
@@ -110,7 +118,7 @@ def links_for(cluster: Cluster) -> Links:
         net_any_alpha_s=net.host_latency_s + net.hops * net.switch_latency_s,
         oversubscription=net.oversubscription,
         bisection_Bps_per_gpu=bisection * net.efficiency * f,
-        in_network_reduction=net.in_network_reduction,
+        in_network_reduction=net.in_network_reduction and software is not None and software.in_network_reduction,
         rail_only=net.rail_only,
     )
 

@@ -314,7 +314,7 @@ def search_plans(job: Job, cluster: Cluster, gpus: int,
         raise PerfError(f"gpus must be a positive integer, not {gpus!r}")
     ranking = _ranked_groups(job, cluster.gpu, cluster.network.gpus_per_node, gpus, fixed,
                              cluster.efficiency.compute)
-    links = netm.links_for(cluster)
+    links = netm.links_for(cluster, job.software)
     usable = usable_hbm_bytes(cluster.gpu)
     best: StepEstimate | None = None
     best_index = -1

@@ -5,7 +5,8 @@ A :class:`~designer.perf.profile.Profile` is a documented preset (:mod:`designer
 stack has (the plan search uses no other), how it shards and gathers data-parallel state, which
 communication it overlaps with compute, and how much of it can hide. :class:`Software` is a
 profile with the user's knobs (``attention``, ``sequence_parallel``, ``tp_comm_overlap``,
-``dp_overlap``, ``p2p_overlap``, ``dropout``, ``compile``) resolved against it; a knob the stack cannot honour is a
+``dp_overlap``, ``p2p_overlap``, ``dropout``, ``compile``, ``moe_dispatcher``,
+``in_network_reduction``) resolved against it; a knob the stack cannot honour is a
 :class:`~designer.errors.PerfError` naming the knob.
 """
 
@@ -46,6 +47,12 @@ class Software:
     element-wise ops of a stack that otherwise runs them eagerly (FSDP2). ``moe_dispatcher``: how
     MoE tokens reach their experts, ``nccl`` (NCCL all-to-all, every routed copy on the wire) or
     ``deepep`` (DeepEP, one copy per destination node over the network, then NVLink).
+    ``in_network_reduction``: NCCL may reduce in the fabric's switches (InfiniBand SHARP through
+    NCCL's CollNet algorithms) where the fabric can. NCCL does not by default: CollNet needs the
+    NCCL-RDMA-SHARP plugin loaded and ``NCCL_COLLNET_ENABLE=1`` (NCCL docs, Environment Variables,
+    ``NCCL_COLLNET_ENABLE``, default 0; NVIDIA HPC-X docs, "NCCL-RDMA-SHARP Plugins"), so it is off
+    unless the stack says so. NVLink SHARP inside a node (NVLS) is on by default and not governed
+    by this knob (``NCCL_NVLS_ENABLE``, default 1).
     """
 
     profile: Profile = _MEGATRON_CORE
@@ -57,6 +64,7 @@ class Software:
     compile: bool = False
     p2p_overlap: bool | None = None
     moe_dispatcher: str = "nccl"  # nccl | deepep (designer.perf.network.dispatch_all_to_all_s)
+    in_network_reduction: bool = False  # NCCL CollNet / SHARP enabled (designer.perf.network.links_for)
 
     @property
     def eager(self) -> bool:
@@ -109,13 +117,15 @@ class Software:
             "dropout": self.uses_dropout,
             "compile": self.compile,
             "moe_dispatcher": self.moe_dispatcher,
+            "in_network_reduction": self.in_network_reduction,
         }
 
 
 def resolve(preset: str | None = None, *, attention: str | None = None, sequence_parallel: bool | None = None,
             tp_comm_overlap: bool | None = None, dp_overlap: bool | None = None,
             dropout: bool | None = None, compile: bool | None = None,
-            p2p_overlap: bool | None = None, moe_dispatcher: str | None = None) -> Software:
+            p2p_overlap: bool | None = None, moe_dispatcher: str | None = None,
+            in_network_reduction: bool | None = None) -> Software:
     """A :class:`Software` from a preset name and the knobs given (``None``: the preset's default).
 
     Raises:
@@ -153,4 +163,4 @@ def resolve(preset: str | None = None, *, attention: str | None = None, sequence
     if dispatcher == "deepep" and not prof.expert_parallel:
         raise PerfError(f"software.moe_dispatcher: {prof.name} has no expert parallelism; leave it out")
     return Software(prof, att, sequence_parallel, overlap_tp, dp_overlap, dropout, bool(compile), p2p_overlap,
-                    dispatcher)
+                    dispatcher, bool(in_network_reduction))

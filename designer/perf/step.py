@@ -101,7 +101,7 @@ def estimate_step(job: Job, plan: Plan, cluster: Cluster) -> StepEstimate:
     reason = check_plan(job, plan, cluster)
     if reason is not None:
         raise PerfError(f"plan {plan.describe()} cannot run: {reason}")
-    return evaluate(job, plan, cluster, netm.links_for(cluster))
+    return evaluate(job, plan, cluster, netm.links_for(cluster, job.software))
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,7 +42,8 @@ def software_for(w: WorkloadSpec) -> perf.Software:
     return perf.resolve_software(s.preset, attention=s.attention, sequence_parallel=s.sequence_parallel,
                                  tp_comm_overlap=s.tp_comm_overlap, dp_overlap=s.dp_overlap,
                                  p2p_overlap=s.p2p_overlap, dropout=s.dropout,
-                                 compile=s.compile, moe_dispatcher=s.moe_dispatcher)
+                                 compile=s.compile, moe_dispatcher=s.moe_dispatcher,
+                                 in_network_reduction=s.in_network_reduction)
 
 
 def job_for(w: WorkloadSpec, checkpoint_Bps_per_node: float | None = None) -> perf.Job:

@@ -98,6 +98,7 @@ class SoftwareSpec:
     dropout: bool | None = None
     compile: bool | None = None
     moe_dispatcher: str | None = None  # nccl | deepep
+    in_network_reduction: bool | None = None  # NCCL CollNet / SHARP enabled
 
 
 @dataclass(frozen=True, slots=True)

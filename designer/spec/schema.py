@@ -124,6 +124,9 @@ class _Software(_Strict):
     moe_dispatcher: Literal["nccl", "deepep"] | None = Field(
         None, description="MoE token dispatch: nccl (NCCL all-to-all, the default) or deepep (DeepEP: each "
         "token crosses the network once per node it is routed to, then NVLink).", examples=["deepep"])
+    in_network_reduction: Flag | None = Field(
+        None, description="NCCL reduces in the InfiniBand switches (SHARP through NCCL CollNet: the NCCL-RDMA-SHARP "
+        "plugin and NCCL_COLLNET_ENABLE=1) where the fabric can; default false, NCCL's default.", examples=[True])
 
 
 class _Parallelism(_Strict):

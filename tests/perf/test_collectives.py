@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from designer.perf import Cluster
+from designer.perf import Cluster, resolve_software
 from designer.perf import collectives as coll
 from designer.perf import flops, network, overlap, pipeline, transport
 from designer.spec import load as spec_load
@@ -67,8 +67,8 @@ def test_ring_bus_bandwidth_equals_link_rate_without_latency():
     assert coll.bus_bandwidth(Collective.ALL_REDUCE, 1e9, 8, t) == pytest.approx(123e9)
 
 
-def _links(gpu=H100, view=NDR, **changes):
-    return network.links_for(Cluster(gpu, replace(view, **changes)))
+def _links(gpu=H100, view=NDR, software=None, **changes):
+    return network.links_for(Cluster(gpu, replace(view, **changes)), software)
 
 
 def test_group_layout_places_strided_groups():
@@ -105,8 +105,12 @@ def test_cross_node_all_reduce_is_bounded_by_the_nics():
 def test_in_network_reduction_speeds_up_cross_node_all_reduce():
     n, group = 2**32, network.group_layout(1024, 1, 8)
     plain = network.all_reduce_s(n, group, _links())
-    sharp = network.all_reduce_s(n, group, _links(in_network_reduction=True))
+    collnet = resolve_software(in_network_reduction=True)
+    sharp = network.all_reduce_s(n, group, _links(in_network_reduction=True, software=collnet))
     assert sharp < 0.8 * plain
+    # NCCL's default (NCCL_COLLNET_ENABLE=0) leaves the switches' reduction unused
+    assert network.all_reduce_s(n, group, _links(in_network_reduction=True)) == plain
+    assert network.all_reduce_s(n, group, _links(software=collnet)) == plain  # a fabric that cannot
 
 
 def test_oversubscription_slows_cross_leaf_traffic_only():

@@ -28,7 +28,8 @@ def test_default_stack_is_megatron_core_with_flash_attention():
     assert sw.preset == "megatron-core" and sw.flash and not sw.tp_comm_overlap
     assert sw.describe() == {"preset": "megatron-core", "attention": "flash", "sequence_parallel": "auto",
                              "tp_comm_overlap": False, "dp_overlap": True, "p2p_overlap": True, "dropout": False,
-                             "compile": False, "moe_dispatcher": "nccl"}
+                             "compile": False, "moe_dispatcher": "nccl",
+                             "in_network_reduction": False}
 
 
 def test_megatron_fsdp_runs_without_pipeline_stages():

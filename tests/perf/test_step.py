@@ -131,12 +131,23 @@ def test_checkpoint_stall_is_amortised(h100_cluster):
 
 
 def test_in_network_reduction_cuts_data_parallel_time(h100_cluster):
-    job = Job(GPT_1B, global_batch=1024, tokens=1e9, software=resolve_software(dp_overlap=False))
+    job = Job(GPT_1B, global_batch=1024, tokens=1e9,
+              software=resolve_software(dp_overlap=False, in_network_reduction=True))
     plan = Plan(tp=1, pp=1, dp=1024, zero=0)
     plain = estimate_step(job, plan, h100_cluster)
     sharp = estimate_step(job, plan, Cluster(H100, replace(NDR, in_network_reduction=True)))
     assert sharp.breakdown.dp_comm_s < 0.8 * plain.breakdown.dp_comm_s
     assert sharp.step_time_s < plain.step_time_s
+
+
+def test_in_network_reduction_needs_the_stack_to_enable_it(h100_cluster):
+    """A SHARP fabric under NCCL's defaults (NCCL_COLLNET_ENABLE=0) reduces as a plain fabric does."""
+    job = Job(GPT_1B, global_batch=1024, tokens=1e9, software=resolve_software(dp_overlap=False))
+    plan = Plan(tp=1, pp=1, dp=1024, zero=0)
+    plain = estimate_step(job, plan, h100_cluster)
+    default = estimate_step(job, plan, Cluster(H100, replace(NDR, in_network_reduction=True)))
+    assert default.breakdown.dp_comm_s == plain.breakdown.dp_comm_s
+    assert default.step_time_s == plain.step_time_s
 
 
 def test_expert_all_to_all_feels_the_fabric():

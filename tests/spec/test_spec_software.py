@@ -58,8 +58,24 @@ def test_workload_software_overrides_the_top_level_field_by_field(tmp_path):
     w = estimate_json(path)["workloads"][0]
     assert w["software"] == {"preset": "fsdp2", "attention": "flash", "sequence_parallel": "auto",
                              "tp_comm_overlap": False, "dp_overlap": False, "p2p_overlap": False, "dropout": False,
-                             "compile": False, "moe_dispatcher": "nccl"}
+                             "compile": False, "moe_dispatcher": "nccl",
+                             "in_network_reduction": False}
     assert w["zero"] in (1, 2, 3)  # fsdp2: no-sync accumulation (ZeRO-1 schedule), reshard_after_forward=False, FULL_SHARD
+
+
+def test_in_network_reduction_is_a_software_knob(tmp_path):
+    """SHARP through NCCL CollNet: recorded, and on a SHARP fabric an exposed gradient all-reduce is faster."""
+    plan = "{tp: 8, pp: 1, dp: 16, microbatch: 1, zero: 0}"
+    off = estimate_json(write(tmp_path, parallelism=plan, own="    software: {dp_overlap: false}"))["workloads"][0]
+    on = estimate_json(write(tmp_path, parallelism=plan,
+                             own="    software: {dp_overlap: false, in_network_reduction: true}"))
+    on = on["workloads"][0]
+    assert off["software"]["in_network_reduction"] is False
+    assert on["software"]["in_network_reduction"] is True
+    assert on["step_time_s"] < off["step_time_s"]
+    bad = write(tmp_path, own="    software: {in_network_reduction: maybe}")
+    result = RUNNER.invoke(app, ["estimate", str(bad), "--json"])
+    assert result.exit_code != 0 and "in_network_reduction" in result.output
 
 
 def test_default_stack_is_recorded(tmp_path):
