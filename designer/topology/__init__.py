@@ -24,7 +24,7 @@ from designer.topology.materials import fabric_bom
 from designer.topology.ports import Port, nic_port, server_port, switch_port
 from designer.topology.measure import summarize_graph
 from designer.topology.request import FabricRequest, request_for, request_for_cloud
-from designer.topology.sizing import Capacity, capacity
+from designer.topology.capacity import Capacity, capacity
 from designer.topology.schema import (
     LEAF_SPINE, LINK_TIERS, NODE_CLOUD, NODE_LEAF, ROLE_CLOUD, ROLE_CORE, ROLE_LEAF, ROLE_NIC,
     ROLE_SPINE, ROLE_SWITCH, ROLES, SPINE_CORE, MediaClass, TopologyKind,

@@ -12,7 +12,7 @@ __all__ = ["build_graph"]
 
 from typing import TYPE_CHECKING, Iterator
 
-from designer.topology import sizing
+from designer.topology import groups, sizing
 from designer.topology.layout import Layout, groups_per_row, layout_for, switches_per_rack
 from designer.topology.request import FabricRequest
 from designer.topology.schema import (
@@ -78,7 +78,7 @@ def _leaves(plan: sizing.Plan, lay: Layout, names: list[str]) -> Iterator[tuple[
         else:
             row = group // gpr
             rack = f"net-row{row:03d}-{(i - row * gpr * per_group) // per_rack:02d}"
-        _, index = sizing.leaf_fabric(plan, i)
+        _, index = groups.leaf_fabric(plan, i)
         role = ROLE_SWITCH if req.topology is TopologyKind.SINGLE_SWITCH else ROLE_LEAF
         yield name, _attrs(role, 1, rail=i % per_group if rail_design else NONE, su=group,
                            pod=index // plan.leaves_per_pod, ports=k, cages=k // p,
@@ -130,9 +130,9 @@ def _add_upper(g: nx.Graph, plan: sizing.Plan, lay: Layout, names: list[str]) ->
                 row.append(name)
             spines.append(row)
             first = pod * plan.leaves_per_pod
-            for leaf in leaves[first:first + sizing.pod_leaves(plan, pod)]:
+            for leaf in leaves[first:first + groups.pod_leaves(plan, pod)]:
                 # every leaf splits its uplinks evenly over the spines (a partial SU's are fewer)
-                per_spine = sizing.leaf_uplinks(plan, index[leaf]) // s
+                per_spine = groups.leaf_uplinks(plan, index[leaf]) // s
                 g.add_edges_from((leaf, sp, _edge(LEAF_SPINE, per_spine, rate, media, length)) for sp in row)
         if plan.tiers < 3:
             continue
@@ -142,7 +142,7 @@ def _add_upper(g: nx.Graph, plan: sizing.Plan, lay: Layout, names: list[str]) ->
                 g.add_node(core, **_attrs(ROLE_CORE, 3, rail=rail, plane=j, ports=k, cages=k // p,
                                           rack=racks.next()))
                 for pod in range(pods):
-                    links = sizing.spine_up(plan, pod) // c
+                    links = groups.spine_up(plan, pod) // c
                     g.add_edge(spines[pod][j], core, **_edge(SPINE_CORE, links, rate, media, length))
 
 

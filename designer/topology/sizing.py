@@ -1,7 +1,9 @@
 """Sizing rules: leaf split, scalable units, spine and core counts, pods, reserved ports.
 
 One :class:`Plan` per request, shared by the closed-form summary and the graph builders, so both
-describe the same fabric. The rules (sources in ``docs/topology.md``):
+describe the same fabric; :mod:`designer.topology.groups` reads the per-switch counts of a plan
+and :mod:`designer.topology.capacity` the largest fabric each tier count holds. The rules
+(sources in ``docs/topology.md``):
 
 * Leaf split (network.md 5.2): a leaf carries D NIC downlinks and u = ceil(D / r) uplinks, with
   D as large as the cages allow. A cage's ports all face one way (down to servers or up to
@@ -21,11 +23,8 @@ describe the same fabric. The rules (sources in ``docs/topology.md``):
 
 from __future__ import annotations
 
-__all__ = ["Sizable", "Plan", "Capacity", "plan_fabric", "capacity", "leaf_nics", "leaf_fabric",
-           "pod_leaves", "leaf_uplinks", "spine_down", "spine_up", "core_down", "leaf_groups",
-           "spine_groups", "core_groups"]
+__all__ = ["Sizable", "Plan", "plan_fabric", "leaf_split", "max_nodes", "nics_on_leaf"]
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Protocol
@@ -125,8 +124,13 @@ def _uplinks(down: int, ratio: float) -> int:
     return max(1, math.ceil(down / ratio - _EPS))
 
 
-def _leaf_split(req: Sizable, grain: int, given: int | None) -> tuple[int, int]:
-    """(D, u): NIC downlinks and uplinks per leaf; D a multiple of ``grain``."""
+def leaf_split(req: Sizable, grain: int, given: int | None) -> tuple[int, int]:
+    """(D, u): NIC downlinks and uplinks per leaf, D a multiple of ``grain`` (``given`` if set) and
+    as large as the cages allow: ceil(D / p) + ceil(u / p) <= cages, u = ceil(D / r) (network.md 5.2).
+
+    Raises:
+        TopologyError: ``given`` (or one server's ``grain`` NICs) and its uplinks do not fit a leaf.
+    """
     k, p, r = req.switch_ports, req.ports_per_cage, req.oversubscription
     cages = k // p
 
@@ -155,8 +159,8 @@ def _smallest_divisor(n: int, ok) -> int | None:
     return None
 
 
-def _max_nodes(req: Sizable, per_leaf_nodes: int, pod_leaves_: int, rails_per_pod: int) -> int:
-    """Nodes that k full pods hold (every core one link per pod)."""
+def max_nodes(req: Sizable, per_leaf_nodes: int, pod_leaves_: int, rails_per_pod: int) -> int:
+    """Nodes that k full pods hold (every core one link per pod): k x (P / R) x servers per leaf."""
     return req.switch_ports * (pod_leaves_ // rails_per_pod) * per_leaf_nodes
 
 
@@ -183,7 +187,7 @@ def plan_fabric(req: Sizable) -> Plan:
         return Plan(req, 1, rails, n, 1, k, 0, 1, 1, 1, 0, 0, _reserve(req, rails, rails, n, k))
     fat = kind is TopologyKind.FAT_TREE
     given = None if req.su_nodes is None else req.su_nodes * (rails if fat else 1)
-    down, up = _leaf_split(req, rails if fat else 1, given)
+    down, up = leaf_split(req, rails if fat else 1, given)
     su = down // rails if fat else down
     sus = math.ceil(n / su)
     fabrics = rails if kind is TopologyKind.RAIL_ONLY else 1
@@ -198,7 +202,7 @@ def plan_fabric(req: Sizable) -> Plan:
         # Two tiers (network.md 5.3): the last SU's leaves take only the uplinks their NICs need
         # at the ratio, rounded up so they split evenly over the spines; S the smallest divisor
         # of u whose spines' ports take every leaf's uplinks.
-        need = _uplinks(_nics(req, su, group, sus * group - 1), req.oversubscription)
+        need = _uplinks(nics_on_leaf(req, su, group, sus * group - 1), req.oversubscription)
         need = min(need, up)
         full = leaves - per_su  # leaves of the full SUs, in one fabric
 
@@ -214,7 +218,7 @@ def plan_fabric(req: Sizable) -> Plan:
     pod = (pod_max // per_su) * per_su
     if pod == 0:
         raise TopologyError(f"a pod of {k}-port spines cannot hold the {per_su} leaves of one SU")
-    max_nodes = _max_nodes(req, su, pod, per_su)
+    most = max_nodes(req, su, pod, per_su)
     spines = _smallest_divisor(up, lambda s: pod * up // s <= pod_max)
     assert spines is not None
     pods = math.ceil(leaves / pod)
@@ -229,83 +233,10 @@ def plan_fabric(req: Sizable) -> Plan:
     cores = _smallest_divisor(full, core_ok) if pods <= k else None
     if cores is None:
         raise TopologyError(
-            f"{n} nodes need more than three tiers of {k}-port switches (at most {max_nodes} nodes "
+            f"{n} nodes need more than three tiers of {k}-port switches (at most {most} nodes "
             f"with {rails} NICs each at {req.oversubscription:g}:1 for {kind.value})"
         )
     return Plan(req, 3, fabrics, su, sus, down, up, leaves, pod, pods, spines, cores, reserved)
-
-
-@dataclass(frozen=True, slots=True)
-class Capacity:
-    """How many servers a request's topology, switch and ratio hold, by tier count.
-
-    Attributes:
-        su_nodes: Servers per scalable unit (leaf group).
-        leaf_downlinks: Design NIC downlinks of a leaf (D).
-        leaf_uplinks: Uplinks of a leaf in two or three tiers (u).
-        spine_choices: Admissible two-tier spine counts per fabric: the divisors of u (network.md 5.3).
-        max_nodes_1tier: Servers one switch (one per rail for rail-only) holds; 0 where the
-            topology has no one-tier form (rail-optimized with several rails).
-        max_nodes_2tier: Servers two tiers hold.
-        max_nodes: Servers the topology holds at all (three tiers where it has them).
-    """
-
-    su_nodes: int
-    leaf_downlinks: int
-    leaf_uplinks: int
-    spine_choices: tuple[int, ...]
-    max_nodes_1tier: int
-    max_nodes_2tier: int
-    max_nodes: int
-
-
-def capacity(req: Sizable) -> Capacity:
-    """Size limits of ``req``'s topology, switch and ratio; ``req.nodes`` is ignored.
-
-    Rules as in :func:`plan_fabric`: one switch holds k NIC ports; two tiers hold k leaves; three
-    tiers k pods of P leaves (network.md 5.2-5.3). Reserved ports need free leaf ports, which full
-    fabrics do not have: each limit is then the largest node count whose reserved ports fit with
-    no more tiers, as the SuperPOD removes a DGX for its UFM ports (256 -> 255 DGX in two tiers).
-
-    Raises:
-        TopologyError: A leaf cannot take one server (or the request is cloud, which has no limit).
-    """
-    kind, rails, k = req.topology, req.nics_per_node, req.switch_ports
-    if kind is TopologyKind.CLOUD:
-        raise TopologyError("a cloud fabric has no switch to size")
-    if kind is TopologyKind.SINGLE_SWITCH:
-        one = (k - req.reserved_leaf_ports) // rails
-        return Capacity(one, k, 0, (), one, one, one)
-    fat = kind is TopologyKind.FAT_TREE
-    given = None if req.su_nodes is None else req.su_nodes * (rails if fat else 1)
-    down, up = _leaf_split(req, rails if fat else 1, given)
-    su = down // rails if fat else down
-    per_su = rails if kind is TopologyKind.RAIL_OPTIMIZED else 1
-    choices = tuple(d for d in range(1, up + 1) if up % d == 0)
-    if kind is TopologyKind.RAIL_ONLY:
-        one = k
-    else:
-        one = su if per_su == 1 else 0
-    two = (k // per_su) * su
-    p = req.ports_per_cage
-    pod = ((k // p // 2) * p // per_su) * per_su
-    three = _max_nodes(req, su, pod, per_su) if pod else two
-    two, three = max(one, two), max(one, two, three)
-    if req.reserved_leaf_ports:
-        one, two, three = (_with_reserved(req, n, tiers) for n, tiers in ((one, 1), (two, 2), (three, 3)))
-    return Capacity(su, down, up, choices, one, two, three)
-
-
-def _with_reserved(req: Sizable, limit: int, tiers: int) -> int:
-    """The largest node count up to ``limit`` whose reserved ports fit in at most ``tiers`` tiers
-    (0 when none does); a node less frees one port on each of its leaves."""
-    for n in range(limit, 0, -1):
-        try:  # a request sizes itself when it is made (a FabricRequest, a dataclass)
-            if plan_fabric(dataclasses.replace(req, nodes=n)).tiers <= tiers:
-                return n
-        except TopologyError:
-            pass
-    return 0
 
 
 def _reserve(req: Sizable, leaves: int, per_su: int, su: int, capacity: int) -> tuple[tuple[int, int], ...]:
@@ -319,7 +250,7 @@ def _reserve(req: Sizable, leaves: int, per_su: int, su: int, capacity: int) -> 
         return ()
     taken = []
     for leaf in range(leaves - 1, -1, -1):
-        free = capacity - _nics(req, su, per_su, leaf)
+        free = capacity - nics_on_leaf(req, su, per_su, leaf)
         if free > 0:
             take = min(free, left)
             taken.append((leaf, take))
@@ -332,110 +263,10 @@ def _reserve(req: Sizable, leaves: int, per_su: int, su: int, capacity: int) -> 
     )
 
 
-def _nics(req: Sizable, su: int, per_su: int, leaf: int) -> int:
+def nics_on_leaf(req: Sizable, su: int, per_su: int, leaf: int) -> int:
+    """NIC downlinks on leaf ``leaf`` of ``req`` with ``su`` servers per SU and ``per_su`` leaves per
+    SU: the SU's servers (the last SU's remainder), times the NICs per server in a fat tree."""
     if req.topology is TopologyKind.SINGLE_SWITCH:
         return req.endpoints
     nodes = min(su, req.nodes - (leaf // per_su) * su)
     return nodes * req.nics_per_node if req.topology is TopologyKind.FAT_TREE else nodes
-
-
-def _per_su(plan: Plan) -> int:
-    """Leaves per leaf group over all fabrics (R for rail designs, 1 otherwise)."""
-    return plan.leaves // plan.sus
-
-
-def leaf_nics(plan: Plan, leaf: int) -> int:
-    """NIC downlinks on leaf ``leaf`` (global index: rail designs number leaves su * R + rail)."""
-    return _nics(plan.request, plan.su_nodes, _per_su(plan), leaf)
-
-
-def leaf_fabric(plan: Plan, leaf: int) -> tuple[int, int]:
-    """(fabric, index inside the fabric) of leaf ``leaf``."""
-    if plan.request.topology is TopologyKind.RAIL_ONLY:
-        rails = plan.request.nics_per_node
-        return leaf % rails, leaf // rails
-    return 0, leaf
-
-
-def pod_leaves(plan: Plan, pod: int) -> int:
-    """Leaves of one fabric in pod ``pod``."""
-    return min(plan.leaves_per_pod, plan.leaves_per_fabric - pod * plan.leaves_per_pod)
-
-
-def leaf_uplinks(plan: Plan, leaf: int) -> int:
-    """Uplinks of leaf ``leaf`` (global index): ``last_up`` in the last SU, else ``leaf_up``;
-    0 in one tier."""
-    if plan.tiers < 2:
-        return 0
-    return plan.last_up if leaf // _per_su(plan) == plan.sus - 1 else plan.leaf_up
-
-
-def spine_down(plan: Plan, pod: int) -> int:
-    """Downlinks of a spine in pod ``pod`` (every leaf sends its uplinks / S links to each of its
-    spines; in two tiers the last SU's leaves send ``last_up`` / S)."""
-    leaves = pod_leaves(plan, pod)
-    if plan.last_up == plan.leaf_up:
-        return leaves * plan.leaf_up // plan.spines_per_pod
-    last = _per_su(plan) // plan.fabrics  # last-SU leaves in one fabric
-    return ((leaves - last) * plan.leaf_up + last * plan.last_up) // plan.spines_per_pod
-
-
-def spine_up(plan: Plan, pod: int) -> int:
-    """Uplinks of a spine: its downlinks rounded up to a multiple of c, so every core of its plane
-    gets the same number of links from it (three tiers only)."""
-    if plan.tiers < 3:
-        return 0
-    c = plan.cores_per_plane
-    return math.ceil(spine_down(plan, pod) / c) * c
-
-
-def core_down(plan: Plan) -> int:
-    """Downlinks of every core: the sum over pods of the plane spine's links to it."""
-    c = plan.cores_per_plane
-    return sum(spine_up(plan, q) // c for q in _pod_kinds(plan) for _ in range(_pod_count(plan, q)))
-
-
-def _pod_kinds(plan: Plan) -> tuple[int, ...]:
-    """Representative pods: the first (full) and the last (maybe partial)."""
-    return (0,) if plan.pods == 1 else (0, plan.pods - 1)
-
-
-def _pod_count(plan: Plan, pod: int) -> int:
-    if plan.pods == 1:
-        return 1
-    return plan.pods - 1 if pod == 0 else 1
-
-
-def leaf_groups(plan: Plan) -> tuple[tuple[int, int, int], ...]:
-    """Identical leaves as (count, NIC downlinks, reserved ports), over all fabrics."""
-    if plan.tiers == 0:
-        return ()
-    per_su = _per_su(plan)
-    counts: dict[tuple[int, int], int] = {}
-    if plan.sus > 1:
-        counts[(leaf_nics(plan, 0), 0)] = (plan.sus - 1) * per_su
-    last = leaf_nics(plan, plan.leaves - 1)
-    counts[(last, 0)] = counts.get((last, 0), 0) + per_su
-    for leaf, ports in plan.reserved:
-        nics = leaf_nics(plan, leaf)
-        counts[(nics, 0)] -= 1
-        counts[(nics, ports)] = counts.get((nics, ports), 0) + 1
-    return tuple(sorted((c, nics, res) for (nics, res), c in counts.items() if c > 0))
-
-
-def spine_groups(plan: Plan) -> tuple[tuple[int, int, int], ...]:
-    """Identical spines as (count, downlinks, uplinks), over all fabrics."""
-    if plan.tiers < 2:
-        return ()
-    counts: dict[tuple[int, int], int] = {}
-    for pod in _pod_kinds(plan):
-        key = (spine_down(plan, pod), spine_up(plan, pod))
-        counts[key] = counts.get(key, 0) + _pod_count(plan, pod) * plan.spines_per_pod * plan.fabrics
-    return tuple(sorted((c, d, u) for (d, u), c in counts.items()))
-
-
-def core_groups(plan: Plan) -> tuple[tuple[int, int], ...]:
-    """Cores as (count, downlinks); all cores are alike."""
-    if plan.tiers < 3:
-        return ()
-    return ((plan.cores, core_down(plan)),)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from designer.topology import layout as layout_mod
-from designer.topology import sizing
+from designer.topology import groups, sizing
 from designer.topology.request import FabricRequest
 from designer.topology.schema import LEAF_SPINE, NODE_LEAF, SPINE_CORE, MediaClass, TopologyKind
 
@@ -146,16 +146,16 @@ def half_split_units(nodes: int, su: int) -> Iterator[tuple[int, int, int]]:
     The first half is servers ``0 .. nodes // 2 - 1``; groups hold ``su`` consecutive servers.
     Run-length encoded: at most four tuples.
     """
-    half, groups = nodes // 2, math.ceil(nodes / su)
+    half, units = nodes // 2, math.ceil(nodes / su)
     below = half // su
     if below:
         yield below, su, 0
-    if below < groups:
+    if below < units:
         size = min(su, nodes - below * su)
         yield 1, half - below * su, size - (half - below * su)
-    after = groups - below - 1
+    after = units - below - 1
     if after > 0:
-        last = nodes - (groups - 1) * su
+        last = nodes - (units - 1) * su
         if after > 1:
             yield after - 1, 0, su
         yield 1, 0, last
@@ -244,7 +244,7 @@ def summarize(request: FabricRequest) -> FabricSummary:
     lay = layout_mod.layout_for(plan)
     req = request
     p, rate = req.ports_per_cage, req.nic_rate_Bps
-    leaf_g, spine_g, core_g = sizing.leaf_groups(plan), sizing.spine_groups(plan), sizing.core_groups(plan)
+    leaf_g, spine_g, core_g = groups.leaf_groups(plan), groups.spine_groups(plan), groups.core_groups(plan)
     up = plan.leaf_up if plan.tiers >= 2 else 0
     last_up = plan.last_up if plan.tiers >= 2 else 0
     last_leaves = plan.leaves // plan.sus if plan.tiers >= 2 else 0  # the last SU's, all fabrics
@@ -276,7 +276,7 @@ def summarize(request: FabricRequest) -> FabricSummary:
     leaf_ratio = 1.0
     if up:  # the last SU's leaves (its NICs on last_up uplinks) and the full ones
         full_nics = [n for _, n, _ in leaf_g if n == plan.leaf_down]
-        leaf_ratio = max([n / up for n in full_nics] + [sizing.leaf_nics(plan, plan.leaves - 1) / last_up])
+        leaf_ratio = max([n / up for n in full_nics] + [groups.leaf_nics(plan, plan.leaves - 1) / last_up])
     spine_ratio = max((d / u for _, d, u in spine_g), default=1.0) if plan.tiers == 3 else 1.0
     cross_leaf = max(1.0, leaf_ratio)
     return FabricSummary(
