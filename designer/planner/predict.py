@@ -8,7 +8,6 @@ from __future__ import annotations
 
 __all__ = ["estimate", "pinned_candidate", "Estimate", "WorkloadEstimate"]
 
-import math
 from dataclasses import dataclass
 
 from designer import perf
@@ -17,6 +16,7 @@ from designer.errors import PerfError, SpecError
 from designer.optimize.evaluate import Evaluator
 from designer.planner.candidates import enumerate_candidates, link_speed
 from designer.planner.compile import compile_workload, facility_for
+from designer.planner.pinned import PINNED_NO_PLAN, largest_fit, plan_words, why_no_plan
 from designer.optimize.candidates import Candidate
 from designer.spec.models import Spec
 
@@ -74,19 +74,25 @@ def estimate(spec: Spec, catalog: Catalog) -> Estimate:
         job = compile_workload(w)
         gpus = w.gpus or pin.nodes * evaluator.gpus_used_per_node(cand)
         result = evaluator.evaluate(job, cand, gpus)
-        if result.estimate is None and not w.gpus:
-            # No plan on every GPU (a pinned tp x pp that does not divide them, a batch that does
-            # not split): the largest count of whole nodes, then of GPUs, at which one does.
-            found = _largest_fit(evaluator, job, cand, pin.nodes)
-            if found is not None:
-                warnings.append(f"workload '{w.name}' runs on {found.gpus:,} of the {gpus:,} GPUs of the pinned "
-                                f"system: on all of them, {_why_not(w, gpus) or result.reason}")
-                result = found
         if result.estimate is None:
-            where = ("workloads", i, "parallelism") if w.parallelism is not None else ("workloads", i)
-            fewer = "" if w.gpus else "; nor on fewer GPUs"
-            raise PerfError(f"workload '{w.name}' on {gpus} GPUs of {cand.server}: {result.reason}{fewer} "
-                            f"(the workload at {spec.locate(where)})")
+            why = _reason(result.reason, job, gpus, evaluator.gpus_used_per_node(cand))
+            # No plan on these GPUs (a pinned tp x pp that does not divide them, a batch that does
+            # not split): the largest count below, whole nodes first, at which one does.
+            found = largest_fit(evaluator, job, cand, gpus - 1) if gpus > 1 else None
+            if found is not None and not w.gpus:
+                warnings.append(f"workload '{w.name}' runs on {found.gpus:,} of the {gpus:,} GPUs of the pinned "
+                                f"system: on all of them, {why}")
+                result = found
+            else:
+                if w.gpus:
+                    where = ("workloads", i, "gpus")
+                    fewer = (f"; a plan fits on {found.gpus:,} GPUs ({plan_words(found)}): set gpus to "
+                             f"{found.gpus:,}" if found is not None else "; nor on fewer GPUs")
+                else:
+                    where = ("workloads", i, "parallelism") if w.parallelism is not None else ("workloads", i)
+                    fewer = "; nor on fewer GPUs"
+                raise PerfError(f"workload '{w.name}' on {gpus} GPUs of {cand.server}: {why}{fewer} "
+                                f"(the workload at {spec.locate(where)})")
         out.append(WorkloadEstimate(w.name, result.estimate, w.model.assumptions))
     link_gbps, native_gbps = link_speed(catalog, cand)
     if native_gbps:
@@ -123,31 +129,12 @@ def pinned_candidate(spec: Spec, catalog: Catalog) -> tuple[Candidate, tuple[str
     return sorted(candidates, key=lambda c: (c.oversubscription, c.key))[0], unlinked
 
 
-def _why_not(w, gpus: int) -> str:
-    """Why the pinned degrees cannot use ``gpus`` GPUs, in the spec's terms ("" when not that):
-    tp x pp x cp GPUs make one replica, and the replicas split the global batch evenly."""
-    par = w.parallelism
-    pinned = {k: getattr(par, k) for k in ("tp", "pp", "cp") if getattr(par, k)}
-    replica = math.prod(pinned.values())
-    names = " x ".join(f"{k} {v}" for k, v in pinned.items())
-    if replica > 1 and gpus % replica:
-        return f"{names} = {replica} GPUs per replica do not divide {gpus:,} GPUs"
-    dp = gpus // max(replica, 1)
-    micro = par.microbatch or 1
-    if replica > 1 and w.global_batch % (dp * micro):
-        return (f"{dp} replicas ({names}) do not split the global batch of {w.global_batch:,} sequences "
-                f"into micro-batches of {micro}")
-    return ""
-
-
-def _largest_fit(evaluator: Evaluator, job, cand, nodes: int):
-    """The evaluation at the largest GPU count below the pinned system's at which a plan fits:
-    whole nodes first (a job sharing a node splits its NVLink domain), then any count. None if
-    none does."""
-    gpn = evaluator.gpus_used_per_node(cand)
-    counts = [n * gpn for n in range(nodes - 1, 0, -1)] + list(range(gpn - 1, 0, -1))
-    for g in counts:
-        result = evaluator.evaluate(job, cand, g)
-        if result.estimate is not None:
-            return result
-    return None
+def _reason(reason: str, w, gpus: int, gpus_per_node: int) -> str:
+    """The performance model's reason, with why no plan has the structure to run where it found
+    none (:func:`~designer.planner.pinned.why_no_plan`)."""
+    why = why_no_plan(w, gpus, gpus_per_node)
+    if not why:
+        return reason
+    if reason.endswith(PINNED_NO_PLAN):
+        return reason[: -len(PINNED_NO_PLAN)] + why
+    return f"{reason} ({why})"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from designer.errors import PerfError
 from designer.planner import estimate
@@ -76,3 +77,81 @@ def test_a_pinned_system_no_catalog_part_links_is_predicted_with_a_warning(tmp_p
     (why,) = [w for w in result.warnings if "no link from" in w]
     assert why.startswith("hgx-h100-400gbe with arista-7060dx5-64s: no link from bluefield3-b3140h QSFP112 cage")
     assert why.endswith("no bill of materials can be built until a catalog holds the part")
+
+
+def test_a_pinned_gpu_count_no_plan_fits_names_the_count_that_does(tmp_path):
+    # The spec asks for all 1,016 GPUs: 1,016 = 8 x 127 leaves at least 127 replicas, which do not
+    # split the batch of 1,024; the message says so at `gpus` and gives the largest count that fits.
+    text = SUPERPOD_127.replace("parallelism: {tp: 8, pp: 4, dp: auto, microbatch: 1}", "parallelism: auto")
+    text = text.replace("    deadline: 120 days\n", "    gpus: 1016\n    deadline: 120 days\n")
+    with pytest.raises(PerfError) as info:
+        _estimate(tmp_path, text)
+    message = str(info.value)
+    assert "no candidate plan" not in message
+    assert "global batch of 1,024 sequences does not split" in message and "dp 127 at the fewest" in message
+    fits = int(re.search(r"set gpus to ([\d,]+)", message).group(1).replace(",", ""))
+    assert re.search(r"\(the workload at .*spec\.yaml:11:11\)$", message)  # the gpus line
+    result = _estimate(tmp_path, text.replace("gpus: 1016", f"gpus: {fits}"))
+    assert result.workloads[0].estimate.gpus == fits
+
+
+_GENERATED = """\
+version: 1
+name: generated
+horizon: 1 years
+workloads:
+  - name: job
+    model: {{preset: {model}}}
+    tokens: 100B
+    global_batch: {batch}
+    parallelism: {parallelism}
+{gpus}    deadline: 200 days
+constraints:
+  deployments: [on_prem]
+system:
+  server: dgx-h100
+  nodes: {nodes}
+  fabric: infiniband
+  topology: fat_tree
+"""
+
+pinned_specs = st.fixed_dictionaries({
+    "model": st.sampled_from(["llama3-8b", "llama3-70b"]),
+    "batch": st.sampled_from([96, 100, 256, 1000, 1024]),
+    "parallelism": st.sampled_from(["auto", "{tp: 8, pp: 4}", "{tp: 4, pp: 3}", "{tp: 8, pp: 1, microbatch: 4}",
+                                    "{tp: 2, pp: 5, dp: auto}"]),
+    "nodes": st.integers(1, 24),
+    "gpus": st.one_of(st.none(), st.integers(1, 192)),
+})
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+          deadline=None)
+@given(pinned_specs)
+def test_estimate_on_a_pinned_system_gives_the_largest_plan_or_a_located_reason(tmp_path, p):
+    gpus = p["gpus"] if p["gpus"] is not None and p["gpus"] <= 8 * p["nodes"] else None
+    text = _GENERATED.format(model=p["model"], batch=p["batch"], parallelism=p["parallelism"], nodes=p["nodes"],
+                             gpus=f"    gpus: {gpus}\n" if gpus else "")
+    cluster = 8 * p["nodes"]
+    try:
+        result = _estimate(tmp_path, text)
+    except PerfError as exc:
+        message = str(exc)
+        assert not message.rstrip(")").split(" (the workload at")[0].endswith("no candidate plan")
+        assert re.search(r"\(the workload at .*spec\.yaml:\d+:\d+\)$", message)
+        assert "set gpus to" in message or "nor on fewer GPUs" in message
+        if "set gpus to" in message:  # the count it names runs
+            fits = int(re.search(r"set gpus to ([\d,]+)", message).group(1).replace(",", ""))
+            assert _estimate(tmp_path, text.replace(f"gpus: {gpus}", f"gpus: {fits}")).workloads[0].estimate.gpus == fits
+        return
+    (w,) = result.workloads
+    if gpus:
+        assert w.estimate.gpus == gpus
+        return
+    assert w.estimate.gpus <= cluster
+    if w.estimate.gpus < cluster:  # said why, and no whole-node count above it runs
+        assert any(f"runs on {w.estimate.gpus:,} of the {cluster:,} GPUs" in x for x in result.warnings)
+        for nodes in range(w.estimate.gpus // 8 + 1, p["nodes"]):
+            bigger = text.replace("parallelism:", f"gpus: {nodes * 8}\n    parallelism:")
+            with pytest.raises(PerfError):
+                _estimate(tmp_path, bigger)
