@@ -29,6 +29,7 @@ from designer.optimize.workspace import Workspace
 from designer.perf.cluster import ModelEfficiency
 from designer.planner.assemble import assemble_design, measures
 from designer.planner.candidates import enumerate_candidates
+from designer.planner import pinned
 from designer.planner.compile import compile_task
 from designer.planner.inputs import load_inputs, spec_warning_text
 from designer.spec.models import Spec
@@ -82,11 +83,15 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
         reasons = tuple(f"{r.what}: {r.reason}" for r in rejected[:5])
         raise InfeasibleError("no candidate system matches the spec's deployments, fabrics, topologies, GPUs "
                               "and pinned system", reasons=reasons)
-    ws = Workspace(compile_task(spec, catalog, candidates, efficiency=efficiency))
+    task = compile_task(spec, catalog, candidates, efficiency=efficiency)
+    ws = Workspace(task)
     ws.deadline = deadline
     ws.progress = progress
     th = ws.task.thresholds
     run = dict(solver=solver, time_limit_s=None)
+    sized, pinned_notes = _pinned_sizes(ws, th, run)
+    if sized is not None:
+        ws = sized
 
     def measure(x: Solution) -> explain.Measures:
         return measures(ws, x)
@@ -96,15 +101,17 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
     except InfeasibleError as exc:
         if explain_design:
             try:
-                raise explain.diagnose(ws, th, measure=measure, fits=lambda lim: _fits(ws, th, lim, measure, run),
-                                       **run) from None
+                found = explain.diagnose(ws, th, measure=measure, fits=lambda lim: _fits(ws, th, lim, measure, run),
+                                         **run)
+                raise InfeasibleError(found.message, reasons=_no_plan_reasons(spec, ws, found.reasons),
+                                      relaxations=found.relaxations) from None
             except OutOfTime:
                 raise InfeasibleError(str(exc.args[0]) if exc.args else "no design meets every constraint",
                                       reasons=("the time limit passed before the smallest relaxation was found",)) from None
         reasons = explain.shortfalls(ws, th) if len(candidates) <= _SHORTFALLS_UP_TO else exc.reasons
-        raise InfeasibleError("no design meets every constraint", reasons=reasons) from None
+        raise InfeasibleError("no design meets every constraint", reasons=_no_plan_reasons(spec, ws, reasons)) from None
     sol = _within_limits(ws, th, sol, measure, run)
-    warnings = [spec_warning_text(w) for w in spec.warnings] + _pinned_unused(ws, sol)
+    warnings = [spec_warning_text(w) for w in spec.warnings] + list(pinned_notes) + _pinned_unused(ws, sol)
     if sol.status != "optimal":
         why = sol.note or "time limit reached"
         warnings.append(f"{why}: best design found, optimality gap {sol.gap:.2%}")
@@ -126,6 +133,31 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
         constraints = ()
         warnings.append("time limit reached: which constraints bind was not checked")
     return assemble_design(spec, ws, sol, alternatives, constraints, tuple(warnings))
+
+
+def _no_plan_reasons(spec: Spec, ws: Workspace, reasons: tuple[str, ...]) -> tuple[str, ...]:
+    """The reasons with each bare "no candidate plan" of a workload with pinned ``gpus`` made
+    specific and located (:func:`designer.planner.pinned.no_plan_reasons`)."""
+    return pinned.no_plan_reasons(tuple(reasons), ws.workloads, ws.candidates, ws.evaluator,
+                                  lambda i: spec.locate(("workloads", i, "gpus")))
+
+
+def _pinned_sizes(ws: Workspace, th: Thresholds, run: dict) -> tuple[Workspace | None, tuple[str, ...]]:
+    """On a pinned system, the workspace whose workloads run on the most GPUs their best plans can
+    use (:func:`designer.planner.pinned.largest_sizes`) and why some use fewer, when a design meets
+    every constraint so; else None, and why not (the program then sizes them)."""
+    task, notes = pinned.largest_sizes(ws.task, th, ws.evaluator)
+    if task is ws.task:
+        return None, ()
+    sized = Workspace(task)
+    sized.evaluator, sized.deadline, sized.progress = ws.evaluator, ws.deadline, ws.progress
+    try:
+        batches.solve(sized, th, **run)
+    except (InfeasibleError, SolverTimeoutError) as exc:
+        why = exc.reasons[0] if getattr(exc, "reasons", ()) else str(exc.args[0]) if exc.args else "no design"
+        return None, (f"the workloads cannot all run on the most GPUs of the pinned system their plans can "
+                      f"use ({why}); they are sized to meet every constraint",)
+    return sized, notes
 
 
 _OBJECTIVE_WORDS = {"min_total_cost": "total cost", "min_capex": "capital cost", "min_power": "power",

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
 from designer import planner
+from designer.errors import InfeasibleError, PerfError
 from designer.planner.inputs import load_inputs
 
 SUPERPOD = (Path(__file__).resolve().parents[2] / "examples" / "superpod-h100.yaml").read_text()
@@ -17,18 +22,119 @@ def _plan(tmp_path, text):
     return planner.plan(spec, catalog, explain_design=False)
 
 
-def test_a_workload_on_part_of_a_pinned_system_says_why(tmp_path):
-    # 127 DGX H100 nodes (1,016 GPUs) and no pinned GPU count: the cheapest design meets the
-    # 120-day deadline on fewer GPUs, and the design says so with both counts.
+def test_a_pinned_plan_uses_the_most_gpus_it_can_and_says_why_not_all(tmp_path):
+    # 127 DGX H100 nodes (1,016 GPUs), tp 8 x pp 4 pinned and no GPU count: 32 GPUs per replica
+    # do not divide 1,016, and of the replica counts 17 to 31 none splits the batch of 1,024, so
+    # the job runs on 16 replicas (512 GPUs), not on the fewest that meet its deadline.
     text = SUPERPOD.replace("nodes: 128", "nodes: 127").replace("    gpus: 1024\n", "")
     design = _plan(tmp_path, text)
     (w,) = design.workloads
-    assert design.system.gpus == 1016 and w.gpus < 1016
+    assert design.system.gpus == 1016 and w.gpus == 512 and (w.tp, w.pp, w.dp) == (8, 4, 16)
     (found,) = [x for x in design.warnings if "of the 1,016 GPUs of the pinned system" in x]
-    assert found.startswith(f"workload 'llama3-70b' runs on {w.gpus:,} of the 1,016 GPUs")
-    assert "least total cost" in found and "set its gpus" in found
+    assert found.startswith("workload 'llama3-70b' runs on 512 of the 1,016 GPUs of the pinned system (tp 8 pp 4 dp 16)")
+    assert "tp 8 x pp 4 = 32 GPUs per replica do not divide 1,016 GPUs" in found
+    assert "no count of whole nodes between 512 and 1,016 GPUs" in found
+
+
+def test_a_searched_plan_uses_the_largest_count_that_qualifies(tmp_path):
+    # The plan searched too: 1,016 = 8 x 127 GPUs leave at least 127 replicas for a batch of
+    # 1,024; the design runs on the largest whole-node count with a plan that meets its targets,
+    # and no larger count of whole nodes has one (each checked by pinning it).
+    text = (SUPERPOD.replace("nodes: 128", "nodes: 127").replace("    gpus: 1024\n", "")
+            .replace("parallelism: {tp: 8, pp: 4, dp: auto, microbatch: 1}", "parallelism: auto"))
+    design = _plan(tmp_path, text)
+    (w,) = design.workloads
+    assert w.gpus % 8 == 0 and w.gpus < 1016
+    (found,) = [x for x in design.warnings if "of the 1,016 GPUs of the pinned system" in x]
+    assert "the global batch of 1,024 sequences does not split" in found and "dp 127 at the fewest" in found
+    for gpus in range(w.gpus + 8, 1016, 8):
+        pinned = text.replace("    deadline: 120 days\n", f"    gpus: {gpus}\n    deadline: 120 days\n")
+        try:
+            other = _plan(tmp_path, pinned)
+        except (InfeasibleError, PerfError):
+            continue
+        raise AssertionError(f"{gpus} GPUs also qualify: {other.workloads[0]}")
+
+
+def test_a_utilization_target_caps_the_count(tmp_path):
+    # Utilization falls as the job spreads: with a target above what all 1,024 GPUs reach at tp 8,
+    # the design runs on the largest count that meets it, and gives the whole system's figure.
+    text = (SUPERPOD.replace("    gpus: 1024\n", "")
+            .replace("parallelism: {tp: 8, pp: 4, dp: auto, microbatch: 1}", "parallelism: {tp: 8, pp: 1}")
+            .replace("min_utilization: 0.5", "min_utilization: 0.78"))
+    design = _plan(tmp_path, text)
+    (w,) = design.workloads
+    assert w.utilization >= 0.78 and w.gpus < 1024
+    (found,) = [x for x in design.warnings if "of the 1,024 GPUs of the pinned system" in x]
+    whole = re.search(r"on all 1,024, its utilization (0\.\d+) \(tp 8 pp 1 dp 128\) is below "
+                      r"constraints\.min_utilization 0\.780", found)
+    assert whole and float(whole.group(1)) < 0.78
 
 
 def test_a_pinned_gpu_count_gives_no_such_warning(tmp_path):
     design = _plan(tmp_path, SUPERPOD)
     assert not [x for x in design.warnings if "of the pinned system" in x]
+
+
+def test_a_pinned_gpu_count_no_plan_fits_is_explained_at_the_gpus_line(tmp_path):
+    text = SUPERPOD.replace("nodes: 128", "nodes: 127").replace("gpus: 1024", "gpus: 1016")
+    with pytest.raises(InfeasibleError) as info:
+        _plan(tmp_path, text)
+    (reason,) = info.value.reasons
+    assert "no candidate plan" not in reason
+    assert "tp 8 x pp 4 = 32 GPUs per replica do not divide 1,016 GPUs" in reason
+    assert "a plan fits on 512 GPUs (tp 8 pp 4 dp 16): set gpus to 512" in reason
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if "gpus: 1016" in t)
+    assert reason.endswith(f"spec.yaml:{line}:11)")
+
+
+_GENERATED = """\
+version: 1
+name: generated
+horizon: 1 years
+workloads:
+  - name: job
+    model: {{preset: llama3-8b}}
+    tokens: {tokens}B
+    global_batch: {batch}
+    parallelism: {parallelism}
+    deadline: 90 days
+constraints:
+  min_utilization: {util}
+  deployments: [on_prem]
+system:
+  server: dgx-h100
+  nodes: {nodes}
+  fabric: infiniband
+  topology: fat_tree
+"""
+
+pinned_specs = st.fixed_dictionaries({
+    "tokens": st.sampled_from([50, 200]),
+    "batch": st.sampled_from([96, 100, 256, 1000]),
+    "parallelism": st.sampled_from(["auto", "{tp: 8, pp: 1}", "{tp: 4, pp: 3}", "{tp: 2, pp: 1, microbatch: 4}"]),
+    "util": st.sampled_from([0.3, 0.6, 0.8]),
+    "nodes": st.integers(1, 20),
+})
+
+
+@settings(max_examples=8, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+          deadline=None)
+@given(pinned_specs)
+def test_a_pinned_system_runs_each_workload_on_the_most_gpus_that_qualify(tmp_path, p):
+    text = _GENERATED.format(**p)
+    cluster = 8 * p["nodes"]
+    try:
+        design = _plan(tmp_path, text)
+    except InfeasibleError as exc:
+        assert exc.reasons or exc.relaxations  # says why
+        return
+    (w,) = design.workloads
+    if w.gpus == cluster:
+        return
+    (found,) = [x for x in design.warnings if f"of the {cluster:,} GPUs of the pinned system" in x]
+    assert found.startswith(f"workload 'job' runs on {w.gpus:,} of the {cluster:,} GPUs")
+    above = (w.gpus // 8 + 1) * 8  # the next count of whole nodes does not qualify
+    if above <= cluster:
+        with pytest.raises((InfeasibleError, PerfError)):
+            _plan(tmp_path, text.replace("    deadline:", f"    gpus: {above}\n    deadline:"))
