@@ -70,7 +70,8 @@ def lower_bound(ws: Workspace, key: str, th: Thresholds, *, sizes: Mapping[str, 
     no less than their cheapest cloud option f_w. A workload in S needs at least m_w nodes (its
     ideal-network count, or ``sizes``; constraint (4)) and at least e_w GPU-seconds (its
     compute at the GPU's best rates, :func:`flops_gpu_seconds`, or ``gpu_seconds``), and the
-    GPU-time of S fits in the G n D GPU-seconds the system offers by the latest deadline D of S (constraint (5)). So
+    GPU-time of the workloads of S due by each deadline D fits in the G n D GPU-seconds the system
+    offers by then (constraint (5)). So
 
         cost >= min over n of  cost(n) + min over S of sum_{w not in S} f_w,
 
@@ -178,27 +179,43 @@ class _Knapsack:
         return found
 
     def _cost(self, n: int) -> float:
+        """The fractional knapsack with one capacity per deadline (constraint (5) of the
+        formulation): the GPU-time of the workloads run on-prem and due by D fits in G n D, for
+        every deadline D. Those capacities are nested (each holds the workloads of the ones
+        before), so in GPU-seconds they bound a polymatroid, on which filling the workloads in
+        order of cloud cost saved per GPU-second, each as far as every capacity it counts in
+        allows, is optimal (Edmonds 1970, "Submodular functions, matroids, and certain
+        polyhedra"). Workloads with no cloud option are placed first; if they do not fit, inf."""
         outside = sum(self.floors[w] for w in self.outside)
         inside = [w for w in self.order if self.need[w] <= n]
         outside += sum(self.floors[w] for w in self.need if self.need[w] > n)
         if outside == math.inf or not inside:
             return math.inf
-        cap = self.gpn * n * max(self.deadlines[w] for w in inside)
+        ends = sorted({self.deadlines[w] for w in inside})
+        slack = [self.gpn * n * d for d in ends]  # GPU-seconds left by each deadline
+        first = {d: i for i, d in enumerate(ends)}
+
+        def fill(w: str, amount: float) -> float:
+            """Place up to ``amount`` GPU-seconds of ``w``; what was placed."""
+            i = first[self.deadlines[w]]
+            placed = max(0.0, min(amount, min(slack[i:])))
+            for j in range(i, len(slack)):
+                slack[j] -= placed
+            return placed
+
         # Workloads with no cloud option must run on the system.
         must = [w for w in inside if self.floors[w] == math.inf]
-        cap -= sum(self.gpu_s[w] for w in must)
-        if cap < 0:
-            return math.inf
+        for w in must:
+            if fill(w, self.gpu_s[w]) < self.gpu_s[w] * (1 - 1e-12):
+                return math.inf
         spend = 0.0
         for w in inside:
             if w in must:
                 continue
             e, f = self.gpu_s[w], self.floors[w]
-            if e <= cap:
-                cap -= e
-            else:
-                spend += f * (1.0 - cap / e)
-                cap = 0.0
+            placed = fill(w, e)
+            if placed < e:
+                spend += f * (1.0 - placed / e)
         return outside + spend
 
 
