@@ -5,8 +5,10 @@ once their area fits), which is necessary but not sufficient for jobs of fixed s
 must show a schedule a cluster can run, so every on-prem assignment is packed here: jobs are
 placed one at a time, each at the earliest moment its GPUs are free for its whole run (list
 scheduling with backfilling on the free-capacity profile), in earliest-deadline order and, when
-that misses a deadline, in least-slack order (deadline minus run time). A packing is returned only
-when it is feasible: at no time more GPUs in use than the cluster has, every job ending by its
+that misses a deadline, in least-slack and largest-area order; when every forward order misses
+one, backwards from the latest deadline (latest deadline first, each job as late as its GPUs
+are free before its deadline: every job may start at 0, deadlines are what binds). A packing is
+returned only when it is feasible: at no time more GPUs in use than the cluster has, every job ending by its
 deadline (tests/optimize/test_schedule.py checks both over generated job sets). Rigid packing is
 NP-hard (Garey & Johnson 1979, strip packing), so a None answer means "this heuristic found no
 schedule", never "none exists"; the caller then grows the cluster or changes the assignment.
@@ -44,10 +46,15 @@ class Slot:
     gpus: int
 
 
-def _place(times: list[float], free: list[int], job: Job) -> float:
-    """Earliest start at which ``job`` fits the free-capacity profile (``free[i]`` GPUs free from
-    ``times[i]`` to ``times[i + 1]``, the last segment open-ended), and book it there."""
-    i = 0
+def _place(times: list[float], free: list[int], job: Job, earliest: float = 0.0) -> float:
+    """Earliest start, no sooner than ``earliest``, at which ``job`` fits the free-capacity
+    profile (``free[i]`` GPUs free from ``times[i]`` to ``times[i + 1]``, the last segment
+    open-ended), and book it there."""
+    i = bisect.bisect_right(times, earliest) - 1
+    if times[i] != earliest:  # split the profile where the job may first start
+        times.insert(i + 1, earliest)
+        free.insert(i + 1, free[i])
+        i += 1
     while True:
         while free[i] < job.gpus:
             i += 1  # the last segment is the whole cluster, so this ends
@@ -81,6 +88,26 @@ def _pack_in(order: Sequence[Job], capacity: int) -> dict[str, Slot] | None:
     return out
 
 
+def _pack_back(jobs: Sequence[Job], capacity: int) -> dict[str, Slot] | None:
+    """The mirror of :func:`_pack_in`: time runs backwards from the latest deadline H, each job
+    released at H - its deadline, placed latest deadline first at the latest moment its GPUs are
+    free before its deadline (list scheduling on the reversed profile). Deadlines bind and every
+    job may start at 0, so packing from the deadlines back often fits what packing forward does
+    not; a job that would have to start before 0 fails it."""
+    horizon = max(j.deadline_s for j in jobs)
+    times, free = [0.0], [capacity]
+    out: dict[str, Slot] = {}
+    for job in sorted(jobs, key=lambda j: (-j.deadline_s, -j.gpus, j.name)):
+        start = _place(times, free, job, horizon - job.deadline_s)
+        end = start + job.time_s
+        if end > horizon + _DEADLINE_TOL * horizon:
+            return None
+        begin = horizon - end
+        out[job.name] = (Slot(job.name, begin, horizon - start, job.gpus) if begin >= 0.0
+                         else Slot(job.name, 0.0, job.time_s, job.gpus))  # within the tolerance of 0
+    return out
+
+
 def pack(jobs: Iterable[Job], capacity: int) -> dict[str, Slot] | None:
     """A feasible schedule of rigid ``jobs`` on ``capacity`` GPUs, or None when the heuristic of
     the module docstring finds none (or a job is larger than the cluster)."""
@@ -96,7 +123,7 @@ def pack(jobs: Iterable[Job], capacity: int) -> dict[str, Slot] | None:
         found = _pack_in(order, capacity)
         if found is not None:
             return found
-    return None
+    return _pack_back(jobs, capacity) if jobs else None
 
 
 def fits(slots: Iterable[Slot], capacity: int) -> bool:

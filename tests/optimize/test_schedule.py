@@ -76,3 +76,13 @@ def test_malleable_area_fits_but_fixed_sizes_do_not():
 def test_fits_counts_a_job_ending_as_another_starts_once():
     assert fits([Slot("a", 0.0, 1.0, 8), Slot("b", 1.0, 2.0, 8)], 8)
     assert not fits([Slot("a", 0.0, 1.5, 8), Slot("b", 1.0, 2.0, 8)], 8)
+
+
+def test_jobs_that_only_fit_packed_back_from_their_deadlines_pack():
+    """Forward from 0 in every order the 4-GPU job waits behind the 8-GPU one and ends at 11,
+    past its deadline of 10; placed from the deadlines back (latest first, as late as each may
+    run), all three fit."""
+    jobs = [Job("a", 2, 2.0, 6.0), Job("b", 4, 6.0, 10.0), Job("c", 8, 3.0, 8.0)]
+    placed = pack(jobs, 8)
+    assert placed == {"b": Slot("b", 4.0, 10.0, 4), "c": Slot("c", 1.0, 4.0, 8), "a": Slot("a", 4.0, 6.0, 2)}
+
