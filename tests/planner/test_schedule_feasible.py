@@ -67,3 +67,30 @@ def test_every_design_has_a_feasible_schedule(tmp_path_factory, p):
     assert _usage_ok(design)
     if design.system.deployment != "cloud":
         assert design.system.gpus == design.system.nodes * (design.system.gpus // design.system.nodes)
+
+
+large_portfolios = st.fixed_dictionaries({
+    "jobs": st.lists(st.tuples(st.sampled_from([200, 400, 800, 1600]), st.integers(15, 300),
+                               st.sampled_from([256, 512])), min_size=8, max_size=16),
+    "deployments": st.sampled_from(["on_prem", "on_prem, cloud"]),
+    "max_nodes": st.sampled_from([8, 16, 64]),
+})
+
+
+@settings(max_examples=5, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(large_portfolios)
+def test_every_design_of_a_larger_portfolio_has_a_feasible_schedule(tmp_path_factory, p):
+    """The same over portfolios of 8 to 16 workloads of up to 1.6T tokens sharing a cluster of
+    at most 64 nodes."""
+    path = tmp_path_factory.mktemp("spec") / "spec.yaml"
+    path.write_text(_spec_text(p))
+    spec, catalog = load_inputs(path)
+    try:
+        design = plan(spec, catalog, explain_design=False)
+    except InfeasibleError:
+        return
+    for w in design.workloads:
+        assert 0 <= w.start_day and w.end_day <= w.deadline_days * (1 + 1e-9)
+        assert abs((w.end_day - w.start_day) - w.time_to_train_days) <= 1e-9 * max(1.0, w.time_to_train_days)
+    assert _usage_ok(design)
+
