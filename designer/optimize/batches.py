@@ -84,11 +84,19 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
     cloud = [k for k in keys if ws.by_key[k].deployment is Deployment.CLOUD]
     deadline = ws.deadline
     ready = []
+    cut = False  # the deadline passed before every cloud offer was evaluated
     for k in cloud:
         if deadline.expired():
-            raise SolverTimeoutError(_NONE_IN_TIME)
+            cut = True
+            break
         if ws.prepare(k, th):
             ready.append(k)
+        elif deadline.expired():
+            cut = True  # its evaluation was cut short
+            break
+    if cut:
+        return _cloud_in_time(ws, ready, len(cloud), th, limits, objective, solver, time_limit_s,
+                              cutoff if prunable else None, require_onprem)
     best: Solution | None = None
     if deadline.limit_s is not None and ready and objective != "min_time" and not require_onprem:
         # Under a time limit, the cloud alone first: a design in hand before the long search.
@@ -245,6 +253,25 @@ def _cloud_only(ws: Workspace, ready: list[str], th: Thresholds, limits: Limits 
     ws.report_progress(sol)
     total = sol.capex_usd + sol.opex_usd + sol.cloud_usd
     return None if cutoff is not None and total >= cutoff * (1 - 1e-9) else sol
+
+
+def _cloud_in_time(ws: Workspace, ready: list[str], offers: int, th: Thresholds, limits: Limits | None,
+                   objective: str, solver: str, time_limit_s: float | None, cutoff: float | None,
+                   require_onprem: bool) -> Solution:
+    """The answer when the deadline passes while the cloud offers are evaluated (many workloads,
+    a short limit): the best design in the cloud offers evaluated so far, ``feasible`` with an
+    unbounded gap (no on-prem candidate has a bound yet), so the limit still yields a design.
+
+    Raises:
+        SolverTimeoutError: none of them runs every workload (or the search must build on-prem)."""
+    best = None if objective == "min_time" or require_onprem or not ready else \
+        _cloud_only(ws, ready, th, limits, objective, solver, time_limit_s, cutoff)
+    if best is None:
+        raise SolverTimeoutError(_NONE_IN_TIME)
+    note = (f"time limit reached with {offers - len(ready)} of {offers} cloud offers and every on-prem candidate "
+            "untried (before their cost bound was computed, so the gap is not bounded; a longer --time-limit "
+            "bounds it)")
+    return replace(best, status="feasible", gap=1.0, note="; ".join(x for x in (best.note, note) if x))
 
 
 _NONE_IN_TIME = "no feasible design found within the time limit"

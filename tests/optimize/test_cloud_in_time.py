@@ -1,0 +1,56 @@
+"""A time limit that passes while the cloud offers are evaluated still yields a design when one runs every workload."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from designer.errors import SolverTimeoutError
+from designer.optimize import batches
+from designer.optimize.clock import Deadline
+from designer.optimize.workspace import Workspace
+from designer.planner.compile import compile_task
+from designer.planner.inputs import load_inputs
+from designer.spec.choices import Deployment
+from tiny_spec import TWO_WORKLOADS
+
+
+def _workspace(tmp_path: Path, evaluations_in_time: int) -> Workspace:
+    """A workspace whose deadline passes once ``evaluations_in_time`` cloud offers are prepared."""
+    path = tmp_path / "spec.yaml"
+    path.write_text(TWO_WORKLOADS)
+    spec, catalog = load_inputs(path)
+    ws = Workspace(compile_task(spec, catalog))
+    prepared = []
+    now = [0.0]
+    prepare = ws.prepare
+
+    def counting(key, th, **kw):
+        out = prepare(key, th, **kw)
+        if ws.by_key[key].deployment is Deployment.CLOUD:
+            prepared.append(key)
+            if len(prepared) >= evaluations_in_time:
+                now[0] = 2.0  # past the deadline
+        return out
+
+    ws.prepare = counting
+    ws.deadline = Deadline(1.0, clock=lambda: now[0])
+    if evaluations_in_time == 0:
+        now[0] = 2.0
+    return ws
+
+
+def test_the_cloud_offers_evaluated_in_time_give_a_feasible_design(tmp_path):
+    ws = _workspace(tmp_path, 3)
+    sol = batches.solve(ws, ws.task.thresholds)
+    assert sol.status == "feasible" and sol.gap == 1.0
+    assert sol.onprem_key is None and sol.assignment
+    assert all(ws.by_key[k].deployment is Deployment.CLOUD for k, _ in sol.assignment.values())
+    assert "cloud offers" in sol.note and "not bounded" in sol.note
+
+
+def test_no_offer_evaluated_in_time_is_no_design(tmp_path):
+    ws = _workspace(tmp_path, 0)
+    with pytest.raises(SolverTimeoutError):
+        batches.solve(ws, ws.task.thresholds)
