@@ -253,7 +253,8 @@ def constraint_status(ws: Workspace, th: Thresholds, sol: Solution, *, solver: s
     """Every constraint of the spec at the chosen design: value, limit, slack, and whether it binds.
 
     A constraint binds when relaxing it, and only it, changes the design: the re-solve finds a
-    better one. Budgets, power and racks are relaxed by removing the limit (a limit that rules
+    better one (for a design reported within a gap of the optimum, one below that bound: a
+    better design the search missed is no sign of a binding constraint). Budgets, power and racks are relaxed by removing the limit (a limit that rules
     out a cheaper design binds however far that design is); a deadline is extended by 10% and
     the utilization target lowered by 0.05, finite steps because the program is discrete (a
     deadline with days to spare can still bind when the next smaller cluster would miss it by a
@@ -272,10 +273,15 @@ def constraint_status(ws: Workspace, th: Thresholds, sol: Solution, *, solver: s
     shown_total, shown_capex = shown.total_usd, shown.capex_usd
     prunable = ws.task.objective == "min_total_cost"
 
+    # A design found within a gap of the optimum (status feasible) is only known to be no more
+    # than that gap above the best: a relaxation binds when it finds a design below that bound,
+    # as a cheaper design between the two might exist without it.
+    rel = _REL if sol.status == "optimal" else max(_REL, sol.gap)
+
     def binds(t: Thresholds = th, lim: Limits = limits) -> bool:
         # The chosen design stays feasible when a constraint loosens, so only cheaper designs matter.
-        better = sol.objective * (1 - _REL) - 1e-6
-        alt = _try(ws, t, limits=lim, cutoff=total * (1 - _REL) if prunable else None, below=better, **run)
+        better = sol.objective * (1 - rel) - 1e-6
+        alt = _try(ws, t, limits=lim, cutoff=total * (1 - rel) if prunable else None, below=better, **run)
         return alt is not None and alt.objective < better
 
     out: list[ConstraintStatus] = []
