@@ -85,7 +85,9 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
     deadline = ws.deadline
     ready = []
     cut = False  # the deadline passed before every cloud offer was evaluated
-    for k in cloud:
+    # Under a time limit the offers likeliest to be cheap come first, so a limit that passes
+    # among them leaves a good design in hand.
+    for k in (cloud if deadline.limit_s is None else _cheapest_first(ws, cloud)):
         if deadline.expired():
             cut = True
             break
@@ -94,6 +96,7 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
         elif deadline.expired():
             cut = True  # its evaluation was cut short
             break
+    ready.sort()
     if cut:
         return _cloud_in_time(ws, ready, len(cloud), th, limits, objective, solver, time_limit_s,
                               cutoff if prunable else None, require_onprem)
@@ -253,6 +256,20 @@ def _cloud_only(ws: Workspace, ready: list[str], th: Thresholds, limits: Limits 
     ws.report_progress(sol)
     total = sol.capex_usd + sol.opex_usd + sol.cloud_usd
     return None if cutoff is not None and total >= cutoff * (1 - 1e-9) else sol
+
+
+def _cheapest_first(ws: Workspace, cloud: list[str]) -> list[str]:
+    """The cloud offers in order of the least their bill for every workload can be: each
+    workload's least GPU-seconds on the offer's GPU (its compute floor,
+    :func:`~designer.optimize.bounds.flops_gpu_seconds`: no plan search) at the offer's price per
+    instance-second over its GPUs; offers that cannot be priced last."""
+    def floor(key: str) -> float:
+        system = ws.system(key)
+        if system is None:
+            return math.inf
+        gpu_s = sum(bounds.flops_gpu_seconds(ws, key).values())
+        return gpu_s / system.candidate.gpus_per_node * system.usd_per_node_s
+    return sorted(cloud, key=lambda k: (floor(k), k))
 
 
 def _cloud_in_time(ws: Workspace, ready: list[str], offers: int, th: Thresholds, limits: Limits | None,

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from designer.errors import SolverTimeoutError
-from designer.optimize import batches
+from designer.optimize import batches, bounds
 from designer.optimize.clock import Deadline
 from designer.optimize.workspace import Workspace
 from designer.planner.compile import compile_task
@@ -16,13 +16,14 @@ from designer.spec.choices import Deployment
 from tiny_spec import TWO_WORKLOADS
 
 
-def _workspace(tmp_path: Path, evaluations_in_time: int) -> Workspace:
-    """A workspace whose deadline passes once ``evaluations_in_time`` cloud offers are prepared."""
+def _workspace(tmp_path: Path, evaluations_in_time: int, prepared: list | None = None) -> Workspace:
+    """A workspace whose deadline passes once ``evaluations_in_time`` cloud offers are prepared
+    (their keys are put in ``prepared``, in order)."""
     path = tmp_path / "spec.yaml"
     path.write_text(TWO_WORKLOADS)
     spec, catalog = load_inputs(path)
     ws = Workspace(compile_task(spec, catalog))
-    prepared = []
+    prepared = [] if prepared is None else prepared
     now = [0.0]
     prepare = ws.prepare
 
@@ -54,3 +55,18 @@ def test_no_offer_evaluated_in_time_is_no_design(tmp_path):
     ws = _workspace(tmp_path, 0)
     with pytest.raises(SolverTimeoutError):
         batches.solve(ws, ws.task.thresholds)
+
+
+def test_under_a_limit_the_offers_of_the_least_compute_bill_are_evaluated_first(tmp_path):
+    prepared: list[str] = []
+    ws = _workspace(tmp_path, 1, prepared)
+    sol = batches.solve(ws, ws.task.thresholds)
+
+    def floor(key):
+        system = ws.system(key)
+        return sum(bounds.flops_gpu_seconds(ws, key).values()) / system.candidate.gpus_per_node * system.usd_per_node_s
+
+    offers = [c.key for c in ws.candidates if c.deployment is Deployment.CLOUD and ws.system(c.key) is not None]
+    assert prepared[0] == min(offers, key=lambda k: (floor(k), k))
+    assert {k for k, _ in sol.assignment.values()} == {prepared[0]}
+
