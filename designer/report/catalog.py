@@ -31,7 +31,8 @@ from designer.spec import rates, units
 
 STALE_MONTHS = 18  # a price older than this gets a warning (see designer.catalog.query.stale_entries)
 _SOURCE_WIDTH = 48  # list view truncates sources; `show` prints them whole
-_BYTE_RATES = ("hbm_Bps", "scaleup_Bps")
+# Memory, NVLink and storage bandwidths are quoted in bytes/s (as their datasheets give them).
+_BYTE_RATES = ("hbm_Bps", "scaleup_Bps", "read_Bps", "write_Bps", "storage_read_Bps", "storage_write_Bps")
 _TEXT_WIDTH = 90  # `show` wraps long sources and notes at this width
 
 
@@ -208,6 +209,13 @@ def _field_text(name: str, value: Any) -> str:
     for suffix, fmt in suffixes:
         if name.endswith(suffix):
             return fmt(value)
+    if name == "rack_units":
+        return f"{value}U"
+    if "_per_" in name and isinstance(value, (int, float)):  # a quantity per thing: storage_read_Bps_per_node
+        head, per = name.rsplit("_per_", 1)
+        text = _field_text(head, value)
+        if text != str(value):
+            return f"{text} per {per.replace('_', ' ')}"
     if name.endswith(("efficiency", "_fraction", "_fraction_per_year")):
         return f"{value:.2%}"
     return str(value)

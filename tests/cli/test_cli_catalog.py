@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ import typer
 from typer.testing import CliRunner
 
 from designer import catalog
-from designer.catalog import filters as catalog_filters
+from designer.catalog import filters as catalog_filters, query
 from designer.catalog.types import KINDS
 from designer.cli.catalog import catalog_app
 from designer.report.catalog import entry_price, entry_specs, render_entry, render_list, render_stale_warning
@@ -157,6 +158,17 @@ def test_show_works_for_every_built_in_entry(kind, name):
     assert "Traceback" not in text.output and "internal error" not in text.output
     doc = _strict_json(run("show", name, "--json").stdout)
     assert doc["kind"] == kind and doc["name"] == name
+    # A quantity is shown with its unit: every field whose name carries one (rate_Bps,
+    # storage_read_Bps_per_node, power_w, rack_units ...) prints more than a bare number.
+    shown = {line.split(None, 1)[0]: line.split(None, 1)[1] for line in text.stdout.splitlines()
+             if line[:1].strip() and len(line.split(None, 1)) == 2}
+    entry = BUILTIN.by_kind(kind)[name]
+    for key, attr in query.field_keys(kind):
+        value = getattr(entry, attr)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or key not in shown:
+            continue
+        if re.search(r"(_Bps|_bytes|_usd|_w|_s|_m|_flops|_j)(_per_[a-z_]+)?$|^rack_units$", attr):
+            assert not re.fullmatch(r"[-+\d.,e]+", shown[key].strip()), (key, shown[key])
 
 
 def test_a_nics_lower_speeds_are_shown_in_bits_per_second():
