@@ -58,7 +58,10 @@ class Workspace:
         self.systems: dict[str, OnPremSystem | CloudSystem] = {}
         self.skipped: dict[str, str] = {}
         self.evaluations: dict[tuple[str, str], tuple[Evaluation, ...]] = {}
-        self._scanned: dict[tuple[str, str], int] = {}  # (workload, key) -> smallest GPU count scanned
+        # (workload, key, utilization target, deadline) -> smallest GPU count scanned: a scan under
+        # other thresholds stops at other sizes (a far deadline qualifies small ones and stops
+        # there), so it says nothing of the sizes these thresholds need
+        self._scanned: dict[tuple[str, str, float, float], int] = {}
         self._ideal: dict[tuple[str, str, float, float], int | None] = {}
         self._per_token: dict[tuple[str, str], float] = {}  # (workload, GPU) -> compute_floor
         self._bound_views: dict[tuple[bool, str], tuple[tuple, perf.NetworkView]] = {}
@@ -238,11 +241,12 @@ class Workspace:
             # Not even an ideal network qualifies: keep a few sizes to explain what is reached.
             start = grid[-1] if grid else 1
             grid = grid[-3:]
-        done = self._scanned.get(pair)
+        deadline = th.deadlines_s[w.name]
+        scanned = (*pair, th.min_utilization, deadline)
+        done = self._scanned.get(scanned)
         if done is not None and done <= start:
             return
         known = {e.gpus: e for e in self.evaluations.get(pair, ())}
-        deadline = th.deadlines_s[w.name]
         if self.task.objective == "min_time":
             # The fastest designs use the largest sizes: evaluate from the top down until a few
             # qualify, and the smallest qualifying size for packing several workloads.
@@ -283,7 +287,7 @@ class Workspace:
         self.evaluations[pair] = tuple(sorted(known.values(), key=lambda e: e.gpus))
         if cand.deployment is Deployment.CLOUD:
             self.cloud_version += 1
-        self._scanned[pair] = min(start, done if done is not None else start)
+        self._scanned[scanned] = min(start, done if done is not None else start)
 
     # ---------------------------------------------------------------- prices
 
