@@ -55,10 +55,6 @@ BEYOND = {
         "outputs are not modelled (optimistic)",
     "llama3-405b-8192gpu-seq8192": "with 32 micro-batches per step, interleaving does not fit the model's memory "
         "(Meta tunes its schedule's micro-batch groups, which the model does not), so plain 1F1B is scored",
-    "nemo-automodel-deepseek-v3-256xH100-fsdp2-ep64-pp4-bf16": "with DeepEP's one copy per node modelled, 4.2 s "
-        "of all-to-all stay exposed beside 6.6 s of compute (full recomputation is the only setting that fits); "
-        "AutoModel's step implies most of it is hidden or faster than NIC line rate, which the model does not "
-        "assume (pessimistic)",
     "mbridge-25.11-dgxb200-DeepSeekV3-MTP-256gpu-fp8mx": "scored with its MTP layer and second output head on "
         "the last stage in the release's layout (4 | 14 x 4 | 1 + MTP + loss): -38.8 -> -37.5 %. The same "
         "release's GB200 rows (EP32-64, interleaved) reach 1.5-1.9x its tokens per second per GPU and are "

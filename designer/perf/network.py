@@ -287,21 +287,45 @@ def all_to_all_s(n: float, group: Group, links: Links) -> float:
     return t + links.base_s + (g - 1) * links.su_alpha_s + (p - g) * links.net_any_alpha_s
 
 
-def remote_nodes_per_token(nodes: int, top_k: int) -> float:
-    """Expected other nodes a token's ``top_k`` experts sit on, experts spread evenly over
-    ``nodes`` nodes of the expert-parallel group and chosen uniformly (balanced routing):
-    ``(k - 1) (1 - (1 - 1/k)^top_k)``.
+def remote_nodes_per_token(nodes: int, top_k: int, groups: int = 1, group_top_k: int | None = None) -> float:
+    """Expected other nodes a token's ``top_k`` experts sit on, experts spread evenly and in order
+    over ``nodes`` nodes of the expert-parallel group and chosen uniformly (balanced routing).
+
+    Without group-limited routing: ``(k - 1) (1 - (1 - 1/k)^top_k)``. With it, the experts form
+    ``groups`` equal groups and each token picks ``group_top_k`` of them first, then its ``top_k``
+    experts inside those (DeepSeek-V3 report sec. 2.1.2, node-limited routing: at most 4 nodes a
+    token; Megatron-Core ``moe_router_num_groups`` / ``moe_router_group_topk``, "set equal to number
+    of nodes in EP group" for node-limited routing). A node holding ``q = groups / k`` groups is
+    reached unless none of the token's experts is there: ``sum_c H(c) (1 - (1 - c/M)^top_k)`` over
+    the hypergeometric count ``c`` of its groups among the ``M`` chosen; a group spread over ``r =
+    k / groups`` nodes reaches one of them with ``M/groups (1 - (1 - 1/(r M))^top_k)``. Groups
+    that do not align with nodes count as ungrouped.
 
     Examples:
         >>> round(remote_nodes_per_token(8, 8), 3), remote_nodes_per_token(1, 8)
         (4.595, 0.0)
+        >>> round(remote_nodes_per_token(8, 8, groups=8, group_top_k=4), 3)  # DeepSeek-V3 on EP64, 8 nodes
+        3.15
+        >>> remote_nodes_per_token(8, 8, groups=8, group_top_k=8) == remote_nodes_per_token(8, 8)
+        True
     """
     if nodes <= 1:
         return 0.0
+    m = groups if group_top_k is None else min(group_top_k, groups)
+    if groups > 1 and m < groups and nodes <= groups and groups % nodes == 0:
+        q = groups // nodes
+        total = math.comb(groups, m)
+        reach = sum(math.comb(q, c) * math.comb(groups - q, m - c) / total * (1.0 - (1.0 - c / m) ** top_k)
+                    for c in range(1, min(q, m) + 1))
+        return (nodes - 1) * reach
+    if groups > 1 and m < groups and nodes % groups == 0:
+        r = nodes // groups
+        return (nodes - 1) * m / groups * (1.0 - (1.0 - 1.0 / (r * m)) ** top_k)
     return (nodes - 1) * (1.0 - (1.0 - 1.0 / nodes) ** top_k)
 
 
-def dispatch_all_to_all_s(n: float, group: Group, links: Links, top_k: int, dispatcher: str) -> float:
+def dispatch_all_to_all_s(n: float, group: Group, links: Links, top_k: int, dispatcher: str, *,
+                          groups: int = 1, group_top_k: int | None = None) -> float:
     """One MoE dispatch or combine: each rank sends ``n`` bytes, ``top_k`` routed copies of its tokens.
 
     ``nccl``: :func:`all_to_all_s`, every copy for an off-node expert on the wire. ``deepep``
@@ -309,13 +333,16 @@ def dispatch_all_to_all_s(n: float, group: Group, links: Links, top_k: int, disp
     over the network once per other node holding one of its experts, to the GPU of the same rail,
     which forwards it over NVLink, the two stages pipelined; so the NIC carries ``n / top_k x``
     :func:`remote_nodes_per_token` instead of ``n (p - g) / p``, and NVLink the node's share plus
-    the forwarded copies. Inside one node both are the same all-to-all.
+    the forwarded copies. Inside one node both are the same all-to-all. ``groups`` and
+    ``group_top_k``: the model's group-limited routing (:func:`remote_nodes_per_token`), which
+    only DeepEP's once-per-node copies gain from: NCCL's all-to-all still carries every copy, and
+    the share of a token's experts off its node stays ``(p - g) / p``.
     """
     if dispatcher != "deepep" or group.nodes <= 1 or group.size <= 1 or n <= 0.0:
         return all_to_all_s(n, group, links)
     p, g = group.size, group.per_node
     su = links.su_Bps(g)
-    off = n / top_k * remote_nodes_per_token(group.nodes, top_k)
+    off = n / top_k * remote_nodes_per_token(group.nodes, top_k, groups, group_top_k)
     inject = off * links.oversubscription / links.net_Bps
     bisect = off / (4.0 * links.bisection_Bps_per_gpu)
     nvlink = n * (g - 1) / p / su + n * (p - g) / p / su  # local copies, then the forwarded ones

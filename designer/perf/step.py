@@ -356,8 +356,9 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
         # forward dispatch (FP8 in FP8 recipes, DeepSeek-V3 sec. 3.3) and combine; backward
         # the two gradients in 16-bit; NCCL all-to-all or DeepEP (the stack's dispatcher)
         k, how = m.moe.top_k, sw.moe_dispatcher
-        a2a_dispatch = netm.dispatch_all_to_all_s(dispatch, group, links, k, how)
-        a2a_combine = netm.dispatch_all_to_all_s(combine, group, links, k, how)
+        routing = {"groups": m.moe.groups, "group_top_k": m.moe.group_top_k}  # node-limited routing
+        a2a_dispatch = netm.dispatch_all_to_all_s(dispatch, group, links, k, how, **routing)
+        a2a_combine = netm.dispatch_all_to_all_s(combine, group, links, k, how, **routing)
         per_layer = a2a_dispatch + 3.0 * a2a_combine
         if full:
             per_layer += a2a_dispatch + a2a_combine

@@ -71,7 +71,10 @@ class MoE:
 
     ``expert_ffn`` is the hidden size of one expert (``None``: the model's ``ffn``). The first
     ``dense_layers`` layers keep a dense MLP (DeepSeek-V3: 3); of the rest, every
-    ``layer_freq``-th layer is an MoE layer (1: all of them).
+    ``layer_freq``-th layer is an MoE layer (1: all of them). ``groups`` and ``group_top_k``:
+    group-limited routing, the experts in ``groups`` equal groups of which each token picks
+    ``group_top_k`` before its ``top_k`` experts (DeepSeek-V3: 8 and 4, node-limited routing;
+    ``None``: every group, no limit).
     """
 
     experts: int
@@ -80,9 +83,21 @@ class MoE:
     expert_ffn: int | None = None
     dense_layers: int = 0
     layer_freq: int = 1
+    groups: int = 1
+    group_top_k: int | None = None
 
     def __post_init__(self) -> None:
         check_positive_int(self.experts, "moe.experts")
+        check_positive_int(self.groups, "moe.groups")
+        if self.experts % self.groups:
+            raise PerfError(f"moe.groups ({self.groups}) must divide moe.experts ({self.experts})")
+        if self.group_top_k is not None:
+            check_positive_int(self.group_top_k, "moe.group_top_k")
+            if self.group_top_k > self.groups:
+                raise PerfError(f"moe.group_top_k ({self.group_top_k}) exceeds moe.groups ({self.groups})")
+            if self.top_k > self.group_top_k * (self.experts // self.groups):
+                raise PerfError(f"moe.top_k ({self.top_k}) exceeds the experts of moe.group_top_k "
+                                f"({self.group_top_k}) groups")
         check_positive_int(self.top_k, "moe.top_k")
         check_positive_int(self.layer_freq, "moe.layer_freq")
         if self.top_k > self.experts:

@@ -24,7 +24,8 @@ def arch_for(m: ModelSpec) -> perf.ModelArch:
     moe = None
     if m.moe is not None:
         moe = perf.MoE(experts=m.moe.experts, top_k=m.moe.top_k, shared_experts=m.moe.shared_experts,
-                       expert_ffn=m.moe.expert_ffn, dense_layers=m.moe.dense_layers)
+                       expert_ffn=m.moe.expert_ffn, dense_layers=m.moe.dense_layers, groups=m.moe.groups,
+                       group_top_k=m.moe.group_top_k)
     mla = None
     if m.mla is not None:
         mla = perf.MLA(q_lora_rank=m.mla.q_lora_rank, kv_lora_rank=m.mla.kv_lora_rank,

@@ -114,7 +114,7 @@ SPEC: dict[str, Range] = {
     "kv_heads": Range(1, 100_000), "ffn": Range(1, 10_000_000), "seq_len": Range(1, 10_000_000),
     "vocab": Range(1, 10_000_000), "experts": Range(1, 100_000), "top_k": Range(1, 100_000),
     "shared_experts": Range(0, 100_000), "expert_ffn": Range(1, 10_000_000), "dense_layers": Range(0, 10_000),
-    "mtp_layers": Range(0, 100),
+    "groups": Range(1, 100_000), "group_top_k": Range(1, 100_000), "mtp_layers": Range(0, 100),
     "q_lora_rank": Range(0, 1_000_000), "kv_lora_rank": Range(1, 1_000_000), "qk_nope_head_dim": Range(1, 100_000),
     "qk_rope_head_dim": Range(1, 100_000), "v_head_dim": Range(1, 100_000),
     "microbatch": Range(1, 10_000_000), "virtual_stages": Range(1, 10_000),

@@ -144,9 +144,18 @@ def _build_model(m: _Model, found: _Found, path: tuple[Any, ...]) -> ModelSpec |
         mo = merged["moe"]
         mo = mo if isinstance(mo, dict) else dict(mo)
         moe = MoESpec(experts=mo["experts"], top_k=mo["top_k"], shared_experts=mo.get("shared_experts", 0),
-                      expert_ffn=mo.get("expert_ffn"), dense_layers=mo.get("dense_layers", 0))
+                      expert_ffn=mo.get("expert_ffn"), dense_layers=mo.get("dense_layers", 0),
+                      groups=mo.get("groups", 1), group_top_k=mo.get("group_top_k"))
         if moe.top_k > moe.experts:
             found.error(f"moe.top_k ({moe.top_k}) exceeds moe.experts ({moe.experts})", path + ("moe", "top_k"))
+        if moe.experts % moe.groups:
+            found.error(f"moe.groups ({moe.groups}) must divide moe.experts ({moe.experts})", path + ("moe", "groups"))
+        elif moe.group_top_k is not None and moe.group_top_k > moe.groups:
+            found.error(f"moe.group_top_k ({moe.group_top_k}) exceeds moe.groups ({moe.groups})",
+                        path + ("moe", "group_top_k"))
+        elif moe.group_top_k is not None and moe.top_k > moe.group_top_k * (moe.experts // moe.groups):
+            found.error(f"moe.top_k ({moe.top_k}) exceeds the experts of moe.group_top_k ({moe.group_top_k}) groups",
+                        path + ("moe", "top_k"))
         if moe.dense_layers >= merged["layers"]:
             found.error("moe.dense_layers must be fewer than layers", path + ("moe", "dense_layers"))
     if len(found.errors) > errors:

@@ -26,6 +26,8 @@ class MoESpec:
     shared_experts: int = 0
     expert_ffn: int | None = None  # FFN width of one expert; defaults to the model's ffn
     dense_layers: int = 0  # leading layers with a dense FFN instead of experts
+    groups: int = 1  # group-limited routing: equal expert groups
+    group_top_k: int | None = None  # groups a token picks first (None: all)
 
 
 @dataclass(frozen=True, slots=True)

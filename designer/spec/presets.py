@@ -48,7 +48,8 @@ _PRESETS: dict[str, dict] = {
     "deepseek-v3": {
         "params": 671e9, "layers": 61, "hidden": 7168, "heads": 128, "kv_heads": 128, "ffn": 18432,
         "seq_len": 4096, "vocab": 129280, "gated_mlp": True,
-        "moe": {"experts": 256, "top_k": 8, "shared_experts": 1, "expert_ffn": 2048, "dense_layers": 3},
+        "moe": {"experts": 256, "top_k": 8, "shared_experts": 1, "expert_ffn": 2048, "dense_layers": 3,
+                "groups": 8, "group_top_k": 4},
         "mla": {"q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
                 "v_head_dim": 128},
         "source": "DeepSeek-AI, DeepSeek-V3 Technical Report (2024), Sections 2.1.1 and 4.2 (61 layers, hidden "
@@ -56,7 +57,9 @@ _PRESETS: dict[str, dict] = {
                   "128 + 64 query/key head dims, first 3 layers dense, 1 shared + 256 routed experts of "
                   "intermediate size 2048, 8 activated; 671B total, 37B active; sequence length 4K); dense "
                   "FFN 18432, vocab 129280 and v_head_dim 128 from the released config.json. The 14B "
-                  "multi-token-prediction module is not counted (mtp_layers: 1 adds it, as DeepSeek trained)",
+                  "multi-token-prediction module is not counted (mtp_layers: 1 adds it, as DeepSeek trained); "
+                  "node-limited routing (sec. 2.1.2: a token reaches at most 4 nodes) as config.json's "
+                  "n_group 8, topk_group 4",
     },
 }
 

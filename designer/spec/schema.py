@@ -60,6 +60,11 @@ class _MoE(_Strict):
                                       examples=[2048])
     dense_layers: Annotated[NonNegInt, _in("dense_layers")] = Field(0, description="Leading layers with a dense FFN instead of experts.",
                                     examples=[0, 3])
+    groups: Annotated[PosInt, _in("groups")] = Field(1, description="Group-limited routing: experts in this many equal "
+                                                     "groups (DeepSeek-V3 n_group 8; 1: no groups).", examples=[1, 8])
+    group_top_k: Annotated[PosInt, _in("group_top_k")] | None = Field(
+        None, description="Groups each token picks before its experts (DeepSeek-V3 topk_group 4; default all).",
+        examples=[4])
 
 
 class _MLA(_Strict):

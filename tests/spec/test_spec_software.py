@@ -163,3 +163,16 @@ def test_uneven_pipeline_stages_from_the_spec(tmp_path):
     bad = write(tmp_path, parallelism="{tp: 1, pp: 4, first_stage_layers: 9, last_stage_layers: 8}")
     result = RUNNER.invoke(app, ["estimate", str(bad)])
     assert result.exit_code == 2 and "do not divide evenly" in result.stderr
+
+
+def test_group_limited_routing_is_read_and_checked(tmp_path):
+    """The deepseek-v3 preset carries its node-limited routing; bad groups are located errors."""
+    spec, _ = inputs.load_inputs(write(tmp_path, model="{preset: deepseek-v3}"))
+    moe = spec.workloads[0].model.moe
+    assert (moe.groups, moe.group_top_k) == (8, 4)
+    moe_text = "{{preset: deepseek-v3, moe: {{experts: 256, top_k: 8, shared_experts: 1, expert_ffn: 2048, " \
+               "dense_layers: 3, {extra}}}}}"
+    for extra, message in (("groups: 7", "moe.groups (7) must divide moe.experts (256)"),
+                           ("groups: 8, group_top_k: 9", "moe.group_top_k (9) exceeds moe.groups (8)")):
+        result = RUNNER.invoke(app, ["validate", str(write(tmp_path, model=moe_text.format(extra=extra)))])
+        assert result.exit_code != 0 and message in result.output and "spec.yaml:" in result.output, result.output
