@@ -123,4 +123,12 @@ nodes the fastest of flat ring, hierarchical and (with SHARP) in-network reducti
 scale-up constants come from some of these rows (`designer/perf/constants.py` says which); the
 rest are held out. Tested in `tests/perf/test_published.py`.
 
+Small messages run on NCCL's Simple-protocol latencies (base 8.4 us, 3.4 us an NVLink step:
+56 us for 8 GPUs), not on the LL and LL128 protocols NCCL's tuner picks for them
+(`src/graph/tuning.cc`: LL base 6.6 us and 0.6 us a step, LL128 14.0 and 1.9 us, LL at half and
+LL128 at 0.92 of the Simple bus bandwidth). The tuner's constants rank protocols; as absolute
+times they are too fast: for 32 KiB on 8 H200 they give 15 us with LL, where the sweep measures
+40 us (the model's 56 us is -29 %), and 22 us with LL at 1 MiB on 8 B200 (busbw +136 %), where
+Simple is -13 %. The rows below 256 MiB are shown for information.
+
 """
