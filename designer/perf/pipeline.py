@@ -23,7 +23,8 @@
   backwards from the last chunk down, so the chunks' counts follow from the order; the peak is
   taken over the warm-up and the steady state.
 * Bubble: ``(p - 1) / v`` micro-batch times of the slowest stage (SC21 sec. 2.2), less the chunk
-  times a light first or last chunk saves (:func:`light_end_chunks`).
+  times a light first or last chunk saves (:func:`light_end_chunks`), plus the ``2 (p v - 1)``
+  sends the fill and drain wait for (:func:`fill_drain_sends`).
 * DualPipe (DeepSeek-V3 Technical Report, sec. 3.2.1 and Table 2): micro-batches enter from both
   ends, each rank holds stage ``i`` and stage ``p - 1 - i`` (two copies of the parameters, ``p + 1``
   micro-batches of activations), a forward chunk runs beside a backward chunk so that the expert
@@ -35,7 +36,7 @@
 from __future__ import annotations
 
 __all__ = ["StageLayout", "stage_layout", "inflight", "interleave_depths", "bubble_microbatches", "held_layers",
-           "light_end_chunks", "DUALPIPE"]
+           "light_end_chunks", "fill_drain_sends", "DUALPIPE"]
 
 import functools
 import math
@@ -164,6 +165,28 @@ def bubble_microbatches(pp: int, v: int, schedule: str = "1f1b") -> float:
     if schedule == DUALPIPE:
         return (pp / 2 - 1) * 2.0 / 3.0
     return (pp - 1) / v
+
+
+def fill_drain_sends(pp: int, v: int) -> int:
+    """Pipeline sends on the critical path of the fill and the drain: ``2 (p v - 1)``.
+
+    The first micro-batch's forward crosses every boundary between the ``p v`` model chunks in
+    order (stage ``r`` chunk ``c`` feeds stage ``r + 1``, the last stage's chunk ``c`` the first
+    stage's chunk ``c + 1``; Narayanan et al. SC21 sec. 2.2, Megatron-Core
+    ``forward_backward_pipelining_with_interleaving``), and the last micro-batch's backward crosses
+    them all again. No compute can hide those transfers: the receiver has nothing else to run
+    until they arrive (in the warm-up the first stage waits ``p`` sends per round of chunks),
+    while in the steady state ``overlap_p2p_comm`` hides each send behind the next chunk. An
+    op-by-op replay of the schedule (tests/perf/test_pipeline.py) lengthens by exactly this many
+    send times. Plain 1F1B: ``2 (p - 1)``.
+
+    Examples:
+        >>> fill_drain_sends(4, 1), fill_drain_sends(16, 8), fill_drain_sends(4, 20)
+        (6, 254, 158)
+    """
+    if pp <= 1:
+        return 0
+    return 2 * (pp * v - 1)
 
 
 def inflight(pp: int, v: int, microbatches: int, rank: int, schedule: str = "1f1b") -> float:

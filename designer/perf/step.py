@@ -17,7 +17,11 @@ Model:
   (:mod:`designer.perf.software`).
 * 1F1B pipeline: ``(m + (p-1)/v) x T_mb`` for m micro-batches, p stages, v interleaved chunks
   (bubble fraction ``(p-1)/(v m)``, Narayanan et al. SC21 sec. 2.2), less the chunk times a light
-  first or last chunk saves (:func:`designer.perf.pipeline.light_end_chunks`).
+  first or last chunk saves (:func:`designer.perf.pipeline.light_end_chunks`). The bubble's
+  micro-batch times are taken without their exposed sends and without their exposed
+  data-parallel traffic (asynchronous, finished in the idle time); the fill and drain wait
+  instead for the ``2 (p v - 1)`` sends between consecutive chunks whole
+  (:func:`designer.perf.pipeline.fill_drain_sends`), ``2 (p - 1)`` in plain 1F1B.
 * Data parallelism (:mod:`designer.perf.dataparallel`): per the stack's schedule for the ZeRO
   stage, gradients reduced and parameters gathered once a step, overlapped with the backward of
   the last micro-batch and the forward of the first except one bucket, or layer by layer in every
@@ -55,7 +59,7 @@ from designer.perf.flops import model_flops_per_token
 from designer.perf.memory import memory_per_gpu, stage_params, usable_hbm_bytes
 from designer.perf.offload import NO_OFFLOAD, offload_exposed_s, offload_for
 from designer.perf.overlap import exposed_s
-from designer.perf.pipeline import StageLayout, bubble_microbatches, light_end_chunks, stage_layout
+from designer.perf.pipeline import StageLayout, bubble_microbatches, fill_drain_sends, light_end_chunks, stage_layout
 from designer.perf.structure import structure_reason
 from designer.perf.types import Job, ModelArch, Plan, Precision, Recompute
 
@@ -400,7 +404,20 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
                   + ep_exposed_mb + pp_exposed_mb + dp_mb_exposed + offload_mb)
     t_mb = compute_mb + exposed_mb
     # A light first or last chunk shortens the bubble (designer.perf.pipeline.light_end_chunks).
-    bubble = bubble_chunks(m, plan, layer_compute, (logit_f + logit_b) / speed) * t_mb
+    chunks = bubble_chunks(m, plan, layer_compute, (logit_f + logit_b) / speed)
+    if pp > 1 and plan.schedule != "dualpipe":
+        # The fill runs the first micro-batch's forward through all p v chunks and the drain the
+        # last one's backward back: 2 (p v - 1) sends in a row that no compute hides, however the
+        # steady state overlaps its own (pipeline.fill_drain_sends). The chunks on that path wait
+        # for their compute and their synchronous traffic (TP, CP, expert all-to-all, offload
+        # copies), not for the data-parallel collectives they launch: those are asynchronous
+        # (Megatron-Core's overlap_grad_reduce is waited on in finish_grad_sync before the
+        # optimizer; FSDP2 reduce-scatters on their own stream) and finish in the stage's idle
+        # time of the fill and drain, so their per-micro-batch exposure is counted m times, not
+        # again in the bubble.
+        bubble = chunks * (t_mb - pp_exposed_mb - dp_mb_exposed) + fill_drain_sends(pp, v) * pp_mb / (2.0 * v)
+    else:
+        bubble = chunks * t_mb
 
     if plan.zero >= 1:
         opt_params = params.dense / (dp * cp) + params.expert / edp

@@ -161,6 +161,18 @@ def test_replayed_schedule_takes_the_1f1b_bubble(p, v, m):
     assert _replayed_step(p, v, m, 1.0, 2.0, 0.0) == pytest.approx((m + bubble_microbatches(p, v)) * 3.0)
 
 
+@pytest.mark.parametrize("p, v, m", [(4, 2, 16), (4, 20, 16), (8, 4, 32), (16, 8, 16), (16, 8, 32), (8, 12, 8)])
+@pytest.mark.parametrize("send", [0.01, 0.05])
+def test_replayed_interleaved_schedule_waits_for_the_fill_and_drain_sends(p, v, m, send):
+    """With the steady state's sends overlapped, the replayed interleaved step is longer than
+    without sends by exactly 2 (p v - 1) send times: the first micro-batch's forward and the
+    last one's backward cross every chunk boundary in a row."""
+    from designer.perf.pipeline import fill_drain_sends
+    extra = _replayed_step(p, v, m, 1.0, 2.0, send) - _replayed_step(p, v, m, 1.0, 2.0, 0.0)
+    assert extra == pytest.approx(fill_drain_sends(p, v) * send, rel=1e-9)
+    assert fill_drain_sends(p, v) == 2 * (p * v - 1)
+
+
 @pytest.mark.parametrize("p, v, m", [(4, 2, 8), (8, 4, 16), (16, 8, 16), (8, 1, 16), (4, 1, 8)])
 @pytest.mark.parametrize("first, last, logits", [(1, 2, 0.0), (2, 1, 0.0), (1, 1, 1.0), (0, 2, 0.0),
                                                   (2, 1, 0.5), (1, 0, 0.8), (2, 2, 1.9)])
