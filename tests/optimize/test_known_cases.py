@@ -30,10 +30,11 @@ def _network_capex(design) -> float:
     return sum(l.total_usd for l in design.bom if l.category in ("switch", "transceiver", "cable"))
 
 
-def test_16k_gpu_pretraining_at_85_percent_does_not_pick_tcp(tmp_path):
-    # Overlap costs compute (collectives slow the GEMMs they run beside) and large groups pay
-    # NCCL's ring latency, so the best plan here reaches about 0.90 utilization on InfiniBand;
-    # 0.85 leaves room for the fabric to matter.
+def test_16k_gpu_pretraining_at_80_percent_does_not_pick_tcp(tmp_path):
+    # Overlap costs compute (collectives slow the GEMMs they run beside), large groups pay
+    # NCCL's ring latency and the pipeline's fill and drain wait for every send between its
+    # chunks, so the best plan here reaches about 0.83 utilization on InfiniBand; 0.80 leaves
+    # room for the fabric to matter.
     d = _solve(tmp_path, """
         version: 1
         name: dense-16k
@@ -45,7 +46,7 @@ def test_16k_gpu_pretraining_at_85_percent_does_not_pick_tcp(tmp_path):
             gpus: 16384
             deadline: 200 days
         constraints:
-          min_utilization: 0.85
+          min_utilization: 0.80
           deployments: [on_prem]
           fabrics: [ethernet, roce, infiniband]
           gpus: [h100-sxm]
@@ -54,7 +55,7 @@ def test_16k_gpu_pretraining_at_85_percent_does_not_pick_tcp(tmp_path):
     assert d.system.fabric in ("roce", "infiniband")
     tcp = next(a for a in d.alternatives if a.label == "fabric=ethernet")
     assert not tcp.feasible and "utilization" in tcp.reason
-    assert all(w.utilization >= 0.85 for w in d.workloads)
+    assert all(w.utilization >= 0.80 for w in d.workloads)
 
 
 def test_64_gpu_finetune_with_loose_target_does_not_pick_infiniband(tmp_path):
