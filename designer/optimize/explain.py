@@ -119,13 +119,13 @@ def _best_achievable(ws: Workspace, th: Thresholds, keys=None) -> list[str]:
             reasons.append(f"{w.name}: no parallelism plan fits on the allowed systems ({fail or 'no candidate'})")
         elif best_time > deadline:
             if util_at_deadline > 0:
-                reasons.append(f"{w.name}: utilization {util_at_deadline:.2f} < {th.min_utilization:.2f} at the sizes "
-                               f"that meet its {days:g}-day deadline")
+                reasons.append(f"{w.name}: utilization {down3(util_at_deadline)} < {th.min_utilization:g} at the "
+                               f"sizes that meet its {days:g}-day deadline")
             elif best_time < float("inf"):
                 reasons.append(f"{w.name}: misses its deadline ({best_time / SECONDS_PER_DAY:.1f} > {days:g} days "
-                               f"at utilization >= {th.min_utilization:.2f})")
+                               f"at utilization >= {th.min_utilization:g})")
             else:
-                reasons.append(f"{w.name}: utilization at most {best_util:.2f} < {th.min_utilization:.2f}")
+                reasons.append(f"{w.name}: utilization at most {down3(best_util)} < {th.min_utilization:g}")
     return reasons
 
 
@@ -159,6 +159,31 @@ def _smallest(lo: float, hi: float, works: Callable[[float], bool], step: float)
         else:
             lo = mid
     return hi
+
+
+def down3(x: float) -> str:
+    """``x`` rounded down to 3 decimals: an achieved utilization, and a lowered target that it
+    meets, print alike and the printed target still admits it."""
+    return f"{math.floor(x * 1000 + 1e-9) / 1000:.3f}"
+
+
+def _exact_target(ws: Workspace, found: float, hi: float, ok: Callable[[float], bool]) -> float:
+    """The largest utilization target that works, given ``ok(found)`` and not ``ok(hi)``.
+
+    Feasibility changes only where the target passes some option's utilization, so the exact
+    answer is the utilization of an option evaluated while ``found`` was tried: the largest of
+    those in ``[found, hi)`` that ``ok`` accepts, found by bisection over them (``ok`` is true
+    below a point)."""
+    levels = sorted({e.utilization for evals in ws.evaluations.values() for e in evals
+                     if e.estimate is not None and found < e.utilization < hi})
+    lo, top = -1, len(levels)  # ok at found (index -1), not at hi (index len)
+    while top - lo > 1:
+        mid = (lo + top) // 2
+        if ok(levels[mid]):
+            lo = mid
+        else:
+            top = mid
+    return found if lo < 0 else levels[lo]
 
 
 _MONEY_STEP = 1e-4  # relative precision of a suggested budget or power limit
@@ -221,10 +246,13 @@ def diagnose(ws: Workspace, th: Thresholds, *, solver: str, time_limit_s: float 
             if need is not None:
                 relax.append(f"raise constraints.max_racks from {limits.racks} to {int(need)}")
     if th.min_utilization > 0:
-        found = _bisect_low(0.0, th.min_utilization,
-                            lambda u: _try(ws, replace(th, min_utilization=u), **run) is not None, _UTIL_STEP)
+        def util_ok(u: float) -> bool:
+            return _try(ws, replace(th, min_utilization=u), **run) is not None
+
+        found = _bisect_low(0.0, th.min_utilization, util_ok, _UTIL_STEP)
         if found is not None and found < th.min_utilization:
-            relax.append(f"lower constraints.min_utilization from {th.min_utilization:.2f} to {found:.3f}")
+            found = _exact_target(ws, found, th.min_utilization, util_ok)
+            relax.append(f"lower constraints.min_utilization from {th.min_utilization:g} to {down3(found)}")
     for w in ws.workloads:
         if w.deadline_s is None:
             continue

@@ -33,3 +33,37 @@ def test_the_suggested_rack_limit_is_the_smallest_that_works(tmp_path):
     design = _plan(tmp_path, suggested)
     status = {c.name: c for c in design.constraints}
     assert status["constraints.max_racks"].value <= suggested
+    # At slack 0 the limit rules out the cheaper design without it: it binds, and the
+    # constraint table and the re-solve agree.
+    limit = status["constraints.max_racks"]
+    assert limit.slack == 0 and limit.binding
+    path = tmp_path / "unlimited.yaml"
+    path.write_text(QUICKSTART)
+    spec, catalog = load_inputs(path)
+    free = planner.plan(spec, catalog, explain_design=False)
+    assert free.cost.total_usd < design.cost.total_usd
+
+
+SUPERPOD = (Path(__file__).resolve().parents[2] / "examples" / "superpod-h100.yaml").read_text()
+
+
+def _superpod(tmp_path, target: str):
+    path = tmp_path / f"u{target}.yaml"
+    path.write_text(SUPERPOD.replace("min_utilization: 0.5", f"min_utilization: {target}"))
+    spec, catalog = load_inputs(path)
+    return planner.plan(spec, catalog)
+
+
+def test_the_suggested_utilization_target_is_exact_and_agrees_with_the_reason(tmp_path):
+    # The pinned system reaches a little over 0.8: the reason and the suggestion give the same
+    # figure, the suggested target solves, and one a thousandth above it does not.
+    with pytest.raises(InfeasibleError) as info:
+        _superpod(tmp_path, "0.95")
+    (relax,) = [r for r in info.value.relaxations if "min_utilization" in r]
+    suggested = re.fullmatch(r"lower constraints\.min_utilization from 0\.95 to (0\.\d{3})", relax).group(1)
+    (reason,) = info.value.reasons
+    assert reason == f"llama3-70b: utilization {suggested} < 0.95 at the sizes that meet its 120-day deadline"
+    design = _superpod(tmp_path, suggested)
+    assert design.workloads[0].utilization >= float(suggested)
+    with pytest.raises(InfeasibleError):
+        _superpod(tmp_path, f"{float(suggested) + 0.001:.3f}")
