@@ -267,8 +267,26 @@ def diagnose(ws: Workspace, th: Thresholds, *, solver: str, time_limit_s: float 
         if found is not None and found < 1.0:
             relax.append(f"extend the deadline of {w.name} from {w.deadline_s / SECONDS_PER_DAY:g} to "
                          f"{w.deadline_s / found / SECONDS_PER_DAY:.1f} days")
+    timed = [w for w in ws.workloads if w.deadline_s is not None]
+    if len(timed) > 1 and not any(r.startswith("extend the deadline of ") for r in relax):
+        # No one deadline is enough: the runs together do not fit the GPUs by their deadlines.
+        # One change may still be: every deadline extended by the same factor.
+        def all_ok(factor: float) -> bool:
+            deadlines = dict(th.deadlines_s)
+            for w in timed:
+                deadlines[w.name] = th.deadlines_s[w.name] * factor
+            return _try(ws, replace(th, deadlines_s=MappingProxyType(deadlines)), **run) is not None
+
+        found = _bisect_low(1.0 / _MAX_DEADLINE_FACTOR, 1.0, lambda r: all_ok(1.0 / r),
+                            _DEADLINE_STEP / _MAX_DEADLINE_FACTOR)
+        if found is not None and found < 1.0:
+            relax.append(f"extend every deadline by {math.ceil((1.0 / found - 1.0) * 1000) / 10:g}% "
+                         f"({', '.join(w.name for w in timed)})")
     # After the searches: what they evaluated is what the reasons report.
     reasons = [*_best_achievable(ws, th), *over]
+    if not reasons and len(ws.workloads) > 1:
+        reasons.append("each workload qualifies on its own, but together their runs do not fit the GPUs "
+                       "the spec allows before their deadlines")
     message = "no design meets every constraint"
     if not relax:
         message += "; no single change to a budget, limit, utilization target or deadline is enough"

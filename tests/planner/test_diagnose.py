@@ -67,3 +67,30 @@ def test_the_suggested_utilization_target_is_exact_and_agrees_with_the_reason(tm
     assert design.workloads[0].utilization >= float(suggested)
     with pytest.raises(InfeasibleError):
         _superpod(tmp_path, f"{float(suggested) + 0.001:.3f}")
+
+
+def _three_runs(tmp_path, days: float, name: str = "three"):
+    # Three copies of the 127-node SuperPOD's job, each due on day `days`: on their own each
+    # qualifies (512 GPUs, about 45 days); together they fit only with more time.
+    text = SUPERPOD.replace("nodes: 128", "nodes: 127").replace("    gpus: 1024\n", "")
+    head, rest = text.split("workloads:\n", 1)
+    job, tail = rest.split("constraints:\n", 1)
+    jobs = "".join(job.replace("name: llama3-70b", f"name: run-{k}").replace("deadline: 120 days", f"deadline: {days} days")
+                   for k in "abc")
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(f"{head}workloads:\n{jobs}constraints:\n{tail}")
+    spec, catalog = load_inputs(path)
+    return planner.plan(spec, catalog)
+
+
+def test_runs_that_fit_alone_but_not_together_get_one_joint_relaxation_that_is_the_smallest(tmp_path):
+    with pytest.raises(InfeasibleError) as info:
+        _three_runs(tmp_path, 60)
+    assert info.value.reasons == ("each workload qualifies on its own, but together their runs do not fit the GPUs "
+                                  "the spec allows before their deadlines",)
+    (relax,) = info.value.relaxations
+    pct = float(re.fullmatch(r"extend every deadline by ([\d.]+)% \(run-a, run-b, run-c\)", relax).group(1))
+    design = _three_runs(tmp_path, 60 * (1 + pct / 100), "relaxed")
+    assert max(w.end_day for w in design.workloads) <= 60 * (1 + pct / 100)
+    with pytest.raises(InfeasibleError):  # the smallest: 1% less is not enough
+        _three_runs(tmp_path, 60 * (1 + (pct - 1) / 100), "less")
