@@ -1,11 +1,12 @@
 """Property over the built-in catalogs and generated systems (every fabric, topology and server
 the optimizer enumerates, at any size it can build, with its storage, in-band and out-of-band
-networks): every optic of the priced bill of materials fits the cage it plugs into, and every
-link's two ends agree in protocol and lanes x lane rate."""
+networks): every optic of the priced bill of materials fits the cage it plugs into, every link's
+two ends agree in protocol and lanes x lane rate (or, lane-converting, each optic at its own
+cage's lanes with the fiber sides alike), and every part reaches its run."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from designer.catalog import load_builtin
@@ -20,7 +21,8 @@ from designer.topology import networks as nw
 from designer.topology.bomcheck import check_bom
 from designer.topology.network_bom import network_bom
 from designer.topology.materials import tier_links
-from designer.topology.ports import fits
+from designer.errors import CatalogError
+from topo_factories import assert_link_agrees
 
 CAT = load_builtin()
 FACILITY = CAT.facilities["default"]
@@ -46,7 +48,13 @@ def systems(draw):
 @given(systems())
 def test_every_optic_fits_its_cage_and_every_link_agrees(system):
     cand, nodes, units, storage = system
-    lines, summary = pricing.onprem_bom(cand, CAT, FACILITY, nodes, 0.05)
+    try:
+        lines, summary = pricing.onprem_bom(cand, CAT, FACILITY, nodes, 0.05)
+    except CatalogError as exc:
+        # No placeholder: a run no catalog part reaches is refused, naming both ports (the
+        # optimizer then leaves the candidate out); hypothesis fails the test if most are.
+        assert exc.message.startswith("no link from "), exc.message
+        assume(False)
     # The storage, in-band and out-of-band networks of the same system, every one switched on.
     parts = nw.network_parts(CAT.servers[cand.server], CAT, CAT.storage[storage], nw.Networks())
     sizes = nw.size_networks(parts, nodes, units, summary.leaves + summary.spines + summary.cores)
@@ -59,13 +67,9 @@ def test_every_optic_fits_its_cage_and_every_link_agrees(system):
     if summary.tiers == 0:
         return
     switch = CAT.switches[cand.switch]
+    runs = {t.tier: t.length_m for t in summary.tier_links}
     for tier, lp in tier_links(summary, switch, CAT, pricing.node_port(cand, CAT)).items():
-        assert lp.a.protocol is lp.b.protocol is lp.protocol, (cand.key, tier)
-        assert lp.a.rate_Bps == lp.b.rate_Bps and abs(lp.lanes * lp.lane_Bps - lp.a.rate_Bps) < 1.0
-        for optic, port in ((lp.optic_a, lp.a), (lp.optic_b, lp.b)):
-            if optic is not None:
-                assert fits(optic.connector, port.cage) and port.protocol in optic.protocols
-                assert optic.lane_Bps <= port.lane_Bps + 1.0
-        if lp.optic_a is None:
-            assert fits(lp.cable.connector, lp.a.cage) or fits(lp.cable.far, lp.a.cage)
-            assert lp.protocol in lp.cable.protocols
+        # Both ends agree (protocol, lanes x lane rate, or a lane-converting optic pair whose
+        # fiber sides match) and every part reaches the tier's run on the floor layout.
+        assert lp.reach_m == runs[tier], (cand.key, tier)
+        assert_link_agrees(lp, lp.a, lp.b, runs[tier])

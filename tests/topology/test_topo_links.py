@@ -4,6 +4,8 @@ breaks out; what no part builds is refused with the reason."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given, strategies as st
 
@@ -13,6 +15,7 @@ from designer.errors import CatalogError
 from designer.topology.links import build_link, link_problem
 from designer.topology.ports import Port, fits, nic_port, server_port, switch_port
 from designer.topology.schema import MediaClass
+from topo_factories import assert_link_agrees
 
 CAT = catalog.load_builtin()
 G = 1e9 / 8
@@ -143,21 +146,7 @@ def test_every_built_link_fits_both_cages_and_agrees_end_to_end(a, b, reach, med
     except CatalogError as exc:
         assert exc.message.startswith(f"no link from {a.describe()} to {b.describe()}")
         return
-    assert a.protocol is b.protocol is lp.protocol
-    assert (lp.lanes, lp.lane_Bps) in a.modes() and (lp.lanes, lp.lane_Bps) in b.modes()
-    assert lp.cable.reach_m >= reach and lp.protocol in lp.cable.protocols
-    if lp.cable.media.is_fiber:
-        for port, optic in ((a, lp.optic_a), (b, lp.optic_b)):
-            assert fits(optic.connector, port.cage) and port.protocol in optic.protocols
-            assert abs(optic.lane_Bps - lp.lane_Bps) < 1 and optic.reach_m >= reach
-            assert optic.media is lp.cable.media
-        assert {lp.cable.connector, lp.cable.far} == {lp.optic_a.fiber, lp.optic_b.fiber}
-    else:
-        assert lp.optic_a is None and lp.optic_b is None
-        ends = {(lp.cable.connector, lp.cable.far), (lp.cable.far, lp.cable.connector)}
-        assert any(fits(near, a.cage) and fits(far, b.cage) for near, far in ends)
-        assert abs(lp.cable.lane_Bps - lp.lane_Bps) < 1
-        assert lp.cable.lanes == lp.lanes * lp.links_per_cable
+    assert_link_agrees(lp, a, b, reach)
 
 
 def test_the_property_covers_links_of_every_media():
@@ -183,7 +172,37 @@ def test_dr4_optics_join_4x100g_and_8x50g_cages():
     assert lp.optic_a.optical_lanes == lp.optic_b.optical_lanes == 4
     twin = build_link(CAT, dgx("dgx-h100", ETH), arista, 2.0, media=MediaClass.COPPER)
     assert (twin.optic_a.name, twin.optic_b.name) == ("osfp-800g-2xdr4", "qsfp-dd-400g-dr4")
-    # An SR4 (4 x 100G optical) never faces an SR8 (8 x 50G optical); the BlueField-3's QSFP112
-    # cage has no DR4 optic in the catalog, so it still has no link to the 7060DX5.
+    # The BlueField-3's QSFP112 cage (4 x 100G) takes a third-party QSFP112 DR4 to the same end.
+    bf3 = build_link(CAT, nic_port(CAT.nics["bluefield3-b3140h"], ETH), arista, 30.0)
+    assert (bf3.optic_a.name, bf3.optic_b.name, bf3.cable.media) == ("qsfp112-400g-dr4", "qsfp-dd-400g-dr4",
+                                                                     MediaKind.SINGLEMODE)
+    assert (bf3.lanes, bf3.lane_Bps, bf3.optic_b.lane_Bps) == (4, 100 * G, 50 * G)
+    assert_link_agrees(bf3, bf3.a, bf3.b, 30.0)
+    # An SR4 (4 x 100G optical) never faces an SR8 (8 x 50G optical): without single-mode parts
+    # the two cages have no link.
+    mm_only = replace(CAT, transceivers={k: t for k, t in CAT.transceivers.items() if t.media is not MediaKind.SINGLEMODE})
     with pytest.raises(CatalogError, match="no pair of optics with the same optical lanes"):
-        build_link(CAT, nic_port(CAT.nics["bluefield3-b3140h"], ETH), arista, 30.0)
+        build_link(mm_only, nic_port(CAT.nics["bluefield3-b3140h"], ETH), arista, 30.0)
+
+
+@pytest.mark.parametrize("a, b", [
+    (("nic", "bluefield3-b3140h", ETH, None), ("arista-7060dx5-64s", None)),
+    (("nic", "connectx7-ndr-400g", ETH, None), ("arista-7060dx5-64s", None)),
+    (("server", "dgx-h100", ETH, None), ("arista-7060dx5-64s", None)),
+    (("server", "dgx-b200", ETH, None), ("arista-7060dx5-64s", None)),
+])
+@pytest.mark.parametrize("reach, media", [(2.0, MediaClass.COPPER), (30.0, MediaClass.MULTIMODE),
+                                          (90.0, MediaClass.SINGLE_MODE)])
+def test_lane_converting_links_agree_at_both_ends(a, b, reach, media):
+    """Every lane-converting link (4 x 100G QSFP112 / OSFP host side to an 8 x 50G QSFP-DD cage):
+    each end's optic runs its own cage's electrical lane rate, both optics and the cord are of
+    one fiber media with the same optical lane rate, at any run the catalog builds."""
+    kind, name, proto, rate = a
+    end_a = nic_port(CAT.nics[name], proto, rate) if kind == "nic" else dgx(name, proto, rate)
+    end_b = sw(*b)
+    assert not {m for m in end_a.modes()} & {m for m in end_b.modes()}  # no common electrical mode
+    lp = build_link(CAT, end_a, end_b, reach, media=media)
+    assert lp.optic_a is not None and lp.optic_b is not None
+    assert abs(lp.optic_a.lane_Bps - 100 * G) < 1 and abs(lp.optic_b.lane_Bps - 50 * G) < 1
+    assert lp.optic_a.media is lp.optic_b.media is lp.cable.media is MediaKind.SINGLEMODE
+    assert_link_agrees(lp, end_a, end_b, reach)

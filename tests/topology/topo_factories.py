@@ -13,6 +13,7 @@ from designer.catalog.types import (
     Cable, Catalog, Connector, MediaKind, Nic, Protocol, Provenance, Server, Switch, Transceiver,
 )
 from designer.topology import FabricRequest, TopologyKind, server_port
+from designer.topology.ports import fits
 
 G = 1e9 / 8  # bytes/s per Gb/s
 TEST = Provenance(source="test fixture", as_of="2025")
@@ -104,3 +105,29 @@ def one_nic_request(kind: str | TopologyKind, nodes: int, k: int, **kw) -> Fabri
                 nic_rate_Bps=100 * G, switch_ports=k, switch_port_rate_Bps=100 * G)
     base.update(kw)
     return FabricRequest(**base)
+
+
+def assert_link_agrees(lp, a, b, reach):
+    """Both ends of ``lp`` agree: the same protocol and link rate; a direct cable runs one
+    lanes x lane rate both cages run; an optic in each cage at a lanes x lane rate of that cage
+    (a lane-converting pair: 8 x 50G on one side, 4 x 100G on the other), the two optics' fiber
+    sides alike (media and optical lane rate) and the cord theirs; every part
+    reaches the run."""
+    assert a.protocol is b.protocol is lp.protocol
+    assert abs(a.rate_Bps - b.rate_Bps) < 1 and abs(lp.lanes * lp.lane_Bps - a.rate_Bps) < 1
+    assert (lp.lanes, lp.lane_Bps) in a.modes()
+    assert lp.cable.reach_m >= reach and lp.protocol in lp.cable.protocols
+    if lp.cable.media.is_fiber:
+        for port, optic in ((a, lp.optic_a), (b, lp.optic_b)):
+            assert fits(optic.connector, port.cage) and port.protocol in optic.protocols
+            assert any(abs(optic.lane_Bps - lane) < 1 for _, lane in port.modes()), (optic.name, port.describe())
+            assert optic.reach_m >= reach and optic.media is lp.cable.media
+        # The fiber sides are one PMD: the same optical lane rate (4 x 100G-PAM4 DR4 on both).
+        assert abs(lp.optic_a.optical_lane_Bps - lp.optic_b.optical_lane_Bps) < 1, (lp.optic_a.name, lp.optic_b.name)
+        assert {lp.cable.connector, lp.cable.far} == {lp.optic_a.fiber, lp.optic_b.fiber}
+    else:
+        assert lp.optic_a is None and lp.optic_b is None
+        ends = {(lp.cable.connector, lp.cable.far), (lp.cable.far, lp.cable.connector)}
+        assert any(fits(near, a.cage) and fits(far, b.cage) for near, far in ends)
+        assert abs(lp.cable.lane_Bps - lp.lane_Bps) < 1
+        assert lp.cable.lanes == lp.lanes * lp.links_per_cable
