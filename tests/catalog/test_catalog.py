@@ -62,6 +62,12 @@ def test_every_entry_has_provenance_and_estimates_say_how():
         if prov.estimate:
             assert len(prov.note) > 10, f"{kind} {name} is an estimate without a note"
         assert "shared" not in prov.source and "facts" not in prov.source  # cite originals only
+        # A price says what kind of price it is; an entry without one claims no basis.
+        price = getattr(entry, "price_usd", False)
+        if price is None:
+            assert not prov.price_basis, f"{kind} {name} has no price but a price basis '{prov.price_basis}'"
+        elif price is not False and kind not in ("cloud",):
+            assert prov.price_basis, f"{kind} {name} has a price but no price basis"
 
 
 def test_entry_names_match_their_key_and_the_name_rule():
