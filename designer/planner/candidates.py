@@ -7,10 +7,11 @@ each with a reason kept for the explanation.
 
 from __future__ import annotations
 
-__all__ = ["MAX_CANDIDATES", "enumerate_candidates", "link_speed"]
+__all__ = ["MAX_CANDIDATES", "UNBUILDABLE", "enumerate_candidates", "link_speed", "unbuildable_alternatives"]
 
 from designer.catalog.media import GBPS, gbps_name
 from designer.catalog.types import Catalog, Protocol
+from designer.design.model import Alternative
 from designer.errors import CatalogError, SpecError
 from designer.topology.layout import IN_RACK_M
 from designer.topology.links import link_problem
@@ -47,6 +48,26 @@ def _link_problem(catalog: Catalog, server: str, switch: str, protocol: Protocol
     except CatalogError as exc:
         return exc.message
     return link_problem(catalog, node, cage, IN_RACK_M) or link_problem(catalog, cage, cage, IN_RACK_M)
+
+
+# Label prefix of a server and switch pair no catalog part links (designer.topology.links).
+UNBUILDABLE = "unbuildable"
+
+
+def unbuildable_alternatives(rejected: tuple[Rejection, ...]) -> tuple[Alternative, ...]:
+    """The rejected server and switch pairs that no catalog part links, as alternatives labelled
+    ``unbuildable: <server> with <switch>`` whose reason names the missing link (both cages,
+    protocol, lanes x lane rate, run): no placeholder part stands in for them. One per pair, the
+    first reason (the fastest rate tried), in the candidates' order."""
+    out: dict[str, Alternative] = {}
+    for r in rejected:
+        if not r.reason.startswith("no link from ") or " with " not in r.what:
+            continue
+        label = f"{UNBUILDABLE}: {r.what}"
+        if label not in out:
+            out[label] = Alternative(label, "on_prem", "", "", r.what.split(" with ", 1)[0], 0, None, None, False,
+                                     r.reason)
+    return tuple(out.values())
 
 
 def _allowed(value: str | None, pinned: str | None) -> bool:

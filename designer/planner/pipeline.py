@@ -28,7 +28,7 @@ from designer.optimize.task import Thresholds
 from designer.optimize.workspace import Workspace
 from designer.perf.cluster import ModelEfficiency
 from designer.planner.assemble import assemble_design, measures
-from designer.planner.candidates import enumerate_candidates
+from designer.planner.candidates import enumerate_candidates, unbuildable_alternatives
 from designer.planner import pinned
 from designer.planner.compile import compile_task
 from designer.planner.inputs import load_inputs, spec_warning_text
@@ -127,6 +127,8 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
             alternatives = (*alternatives, *ranked.ranked(ws, th, sol, top, measure=measure, **run))
         except OutOfTime:
             warnings.append("time limit reached: the ranking of the best designs is not complete")
+    # The server and switch pairs no catalog part can link, with the missing link named.
+    alternatives = (*alternatives, *unbuildable_alternatives(rejected))
     try:
         constraints = explain.constraint_status(ws, th, sol, measure=measure, **run)
     except OutOfTime:
