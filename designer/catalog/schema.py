@@ -381,7 +381,8 @@ KINDS: dict[str, _Kind] = {
         _DESC, _Field("manages", "manages", _choice([p.value for p in Protocol], Protocol)),
         _Field("per_fabric", "per_fabric", integer(1)), _Field("nic", "nic", name_ref),
         _Field("fabric_ports", "fabric_ports", integer(1)), _Field("power", "power_w", positive(_POWER)),
-        _Field("rack_units", "rack_units", integer(1)), _Field("price", "price_usd", optional(_MONEY)), _VENDOR)),
+        _Field("rack_units", "rack_units", integer(1)), _Field("price", "price_usd", optional(_MONEY)), _VENDOR,
+        _Field("port_rate", "port_rate_Bps", _BW, 0.0))),
     "price_book": _Kind(PriceBook, "price_books", (
         _DESC, _Field("currency", "currency", _currency, "USD"),
         _Field("exchange_rate", "exchange_rate", _exchange_rate, 1.0),

@@ -387,6 +387,7 @@ class Appliance:
     price_usd: float | None  # None: no known price (counted as unpriced, never as $0)
     provenance: Provenance
     vendor: str = ""
+    port_rate_Bps: float = 0.0  # rate each fabric port runs (RA-11333 Table 8: NDR200); 0: the fabric's
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,7 +60,9 @@ RACK_LAYOUT_RULE = (
     "when the count does not divide; switches are spread evenly, leaves then spines then cores, over "
     "the network racks (the BOM's rack line with role 'network'; without any rack line, one rack per "
     f"{SWITCHES_PER_NETWORK_RACK} switches), or over the compute racks (top of rack) when the BOM has "
-    "compute racks but no network racks; GPUs and NICs listed apart from their servers go in their "
+    "compute racks but no network racks; management appliances (UFM) follow the switches in the "
+    "network racks, or fill racks of their own (the rack line with role 'fabric-manager') beside "
+    "top-of-rack switches; GPUs and NICs listed apart from their servers go in their "
     "servers' racks, pro rata; optics and cables are not placed and their power is not in the rack power"
 )
 # Parts a BOM may list apart from their server (a server bought without GPUs or NICs); they go in
@@ -373,8 +375,9 @@ def rack_layout(lines: Iterable[BomLine], racks: int) -> tuple[Rack, ...]:
     """A deterministic rack layout of the purchased servers and switches (:data:`RACK_LAYOUT_RULE`).
 
     Args:
-        lines: the BOM lines. ``server`` and ``switch`` lines are placed (quantities rounded to
-            whole units); ``rack`` lines with role ``compute`` / ``network`` give the rack counts.
+        lines: the BOM lines. ``server``, ``switch`` and ``appliance`` lines are placed
+            (quantities rounded to whole units); ``rack`` lines with role ``compute`` /
+            ``network`` / ``fabric-manager`` give the rack counts.
         racks: all racks of the design (``system.racks``), used only when the BOM has no rack
             lines. At least one compute rack is used when there are servers, never more racks
             than units to put in them.
@@ -388,8 +391,10 @@ def rack_layout(lines: Iterable[BomLine], racks: int) -> tuple[Rack, ...]:
     tier = {t: i for i, t in enumerate(_SWITCH_TIERS)}
     switches = sorted(((l, round(l.quantity)) for l in ordered if l.category == "switch" and round(l.quantity) > 0),
                       key=lambda pair: (tier.get(pair[0].role, len(tier)), pair[0].role))
+    appliances = [(l, round(l.quantity)) for l in ordered if l.category == "appliance" and round(l.quantity) > 0]
     n_switches = sum(n for _, n in switches)
     compute_racks, network_racks = _rack_count(ordered, "compute"), _rack_count(ordered, "network")
+    own_racks = _rack_count(ordered, "fabric-manager") or 0  # racks of appliances alone
     if compute_racks is None and network_racks is None:
         network_racks = math.ceil(n_switches / SWITCHES_PER_NETWORK_RACK)
         compute_racks = racks - network_racks
@@ -403,12 +408,16 @@ def rack_layout(lines: Iterable[BomLine], racks: int) -> tuple[Rack, ...]:
         placed = _spread(servers, compute_racks)
         _add_server_parts(placed, [(l, round(l.quantity)) for l in ordered if l.category in _SERVER_PARTS],
                           sum(n for _, n in servers))
-        if top_of_rack and switches:
-            for rack, extra in zip(placed, _spread(switches, len(placed)) + [[]] * len(placed), strict=False):
+        tor = switches + (appliances if not own_racks else [])
+        if top_of_rack and tor:
+            for rack, extra in zip(placed, _spread(tor, len(placed)) + [[]] * len(placed), strict=False):
                 rack.extend(extra)
         for i, items in enumerate(placed):
             out.append(Rack(f"rack-{i + 1:02d}", "compute", tuple(items)))
-    if switches and not top_of_rack:
-        for i, items in enumerate(_spread(switches, max(1, network_racks or 0))):
-            out.append(Rack(f"net-{i + 1:02d}", "network", tuple(items)))
+    shared = switches + (appliances if not own_racks else [])
+    groups = [] if top_of_rack or not shared else [_spread(shared, max(1, network_racks or 0))]
+    if appliances and own_racks:
+        groups.append(_spread(appliances, own_racks))
+    for items in (rack for group in groups for rack in group):
+        out.append(Rack(f"net-{sum(r.kind == 'network' for r in out) + 1:02d}", "network", tuple(items)))
     return tuple(out)

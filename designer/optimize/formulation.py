@@ -193,8 +193,10 @@ class Builder:
         else:
             self._clos(c, sh, nmax, y, n, L, S, X, LS, SX)
             t1, t2, t3 = self._tiers[c]
-        # (11) racks: servers by rack power/space, switches in network racks
-        m += Q * uc.servers_per_rack * uc.rack_units >= n * uc.rack_units + (L + S + X) * uc.switch_ru * uc.servers_per_rack, f"racks__{c}"
+        # (11) racks: servers by rack power/space, switches and the fabric manager's appliances in
+        # network racks
+        m += (Q * uc.servers_per_rack * uc.rack_units >= n * uc.rack_units
+              + ((L + S + X) * uc.switch_ru + uc.fixed_ru * y) * uc.servers_per_rack), f"racks__{c}"
         self.sys[system.key] = {"y": y, "n": n, "leaf": L, "spine": S, "core": X, "leaf_spine_links": LS,
                                 "spine_core_links": SX, "racks": Q, "t1": t1, "t2": t2, "t3": t3, "rank": rank}
         self.racks[system.key] = Q

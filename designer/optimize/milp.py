@@ -24,7 +24,7 @@ import pulp
 from designer.errors import InfeasibleError, SolverError, SolverTimeoutError
 from designer.optimize.clock import Deadline
 from designer.optimize.formulation import SCALE_USD, Builder, var_name
-from designer.optimize.ownership import usage_rate_usd_per_gpu_s
+from designer.optimize.ownership import fixed_cost_usd, usage_rate_usd_per_gpu_s
 from designer.optimize.problem import Option, Problem
 from designer.optimize.schedule import Slot
 
@@ -212,9 +212,14 @@ def _first_phase(b: Builder, primary, name: str, solver: str, time_limit_s: floa
 
 def _usage_cost(b: Builder, problem: Problem) -> pulp.LpAffineExpression:
     """On-prem cost charged by GPU-seconds used, at each system's full-horizon cost per GPU-second
-    (:func:`~designer.optimize.problem.usage_rate_usd_per_gpu_s`)."""
+    (:func:`~designer.optimize.problem.usage_rate_usd_per_gpu_s`), plus the parts a built system
+    has once (the fabric manager's appliances, :func:`~designer.optimize.ownership.fixed_cost_usd`)
+    on its build binary: the charge of a network sees them."""
     terms = []
     for system in problem.onprem:
+        fixed = fixed_cost_usd(system, problem.economics)
+        if fixed and system.key in b.sys:
+            terms.append(fixed * b.sys[system.key]["y"])
         rate = usage_rate_usd_per_gpu_s(system, problem.economics)
         for (w, key, idx), var in b.x.items():
             if key == system.key:

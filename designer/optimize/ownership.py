@@ -20,7 +20,7 @@ from __future__ import annotations
 
 __all__ = ["Terms", "years", "capex_per_usd", "support_per_usd", "energy_usd", "space_usd", "node_draw_w",
            "busy_energy_j", "residual_fraction", "onprem_terms", "storage_units_needed", "onprem_cost_usd",
-           "add_onprem_costs", "usage_rate_usd_per_gpu_s"]
+           "add_onprem_costs", "usage_rate_usd_per_gpu_s", "fixed_cost_usd"]
 
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -235,6 +235,18 @@ def add_onprem_costs(m: Any, tag: str, system: OnPremSystem, e: Economics, *, y:
                 for xs in usage.values() for o, var in xs), 0.0)
     return terms, busy
 
+
+
+def fixed_cost_usd(system: OnPremSystem, e: Economics) -> float:
+    """What the parts a built system has once whatever its size (``uc.fixed_usd`` / ``fixed_w``:
+    the fabric manager's appliances) cost over the horizon, every line of :func:`onprem_terms`
+    (bought, powered around the clock, its space, supported, resold) with no node or switch."""
+    uc = system.costs
+    if not (uc.fixed_usd or uc.fixed_w):
+        return 0.0
+    terms = onprem_terms(uc, e, system.shape.node_ports, system.candidate.gpus_per_node, nodes=0.0, switches=0.0,
+                         ls_links=0.0, sx_links=0.0, racks=0.0, storage_units=0.0, built=1.0)
+    return terms.capex_total + terms.opex_total
 
 
 def usage_rate_usd_per_gpu_s(system: OnPremSystem, e: Economics) -> float:

@@ -55,17 +55,23 @@ def fabric_manager(candidate: Candidate, catalog: Catalog) -> Appliance | None:
 
 
 def manager_ports(candidate: Candidate, catalog: Catalog) -> int:
-    """Compute leaf ports the fabric manager takes: its appliances times their fabric ports
-    (UFM: 4, RA-11333 Table 4's compute + UFM cables = 8 x nodes + 4); 0 without one."""
+    """Compute leaf ports the fabric manager takes, at the fabric's rate: its appliances' fabric
+    ports (UFM: 4, RA-11333 Table 4's compute + UFM cables = 8 x nodes + 4), those below the
+    fabric's rate sharing a split leaf port (UFM at NDR200 on an NDR fabric: two per port over a
+    1:2 splitter, Table 8's 2 NDR200 cables: 2 leaf ports); 0 without one."""
     manager = fabric_manager(candidate, catalog)
-    return manager.per_fabric * manager.fabric_ports if manager is not None else 0
+    if manager is None:
+        return 0
+    server = catalog.servers[candidate.server]
+    return topology.manager_leaf_ports(manager, candidate.link_rate_Bps or catalog.nics[server.nic].rate_Bps)
 
 
 def fabric_request(candidate: Candidate, catalog: Catalog, nodes: int, facility: Facility,
                    *, reserved_leaf_ports: int | None = None) -> topology.FabricRequest:
     """The topology request for an on-prem candidate at ``nodes`` servers.
 
-    Servers per rack follow from the facility's rack power and rack units. ``reserved_leaf_ports``
+    Servers per rack follow from the facility's rack power and rack units; the fabric manager's
+    appliances take network rack units (:func:`fabric_manager`). ``reserved_leaf_ports``
     None reserves the fabric manager's ports (:func:`manager_ports`) where the leaves have them
     free, as the SuperPOD removes a DGX per SU for its UFM (RA-11333 Table 4: 127 nodes); a fabric
     whose leaves are full (Table 3's 32 x SU nodes) reserves none (:func:`manager_note` says so).
@@ -76,10 +82,13 @@ def fabric_request(candidate: Candidate, catalog: Catalog, nodes: int, facility:
         nic = replace(nic, rate_Bps=candidate.link_rate_Bps)
     switch = catalog.switches[candidate.switch]
 
+    manager = fabric_manager(candidate, catalog)
+    units = manager.per_fabric * manager.rack_units if manager is not None else 0
+
     def request(reserved: int) -> topology.FabricRequest:
         return topology.request_for(server, nic, switch, candidate.topology, nodes, candidate.oversubscription,
                                     rack_power_w=facility.rack_power_w, rack_units=facility.rack_units,
-                                    reserved_leaf_ports=reserved)
+                                    reserved_leaf_ports=reserved, appliance_units=units)
 
     if reserved_leaf_ports is not None:
         return request(reserved_leaf_ports)
@@ -260,6 +269,7 @@ def unit_costs(candidate: Candidate, catalog: Catalog, facility: Facility, refer
     manager = fabric_manager(candidate, catalog)
     manager_usd = manager.per_fabric * (manager.price_usd or 0.0) if manager is not None else 0.0
     manager_w = manager.per_fabric * manager.power_w if manager is not None else 0.0
+    manager_ru = manager.per_fabric * manager.rack_units if manager is not None else 0
     return UnitCosts(
         node_usd=(server.price_usd or 0.0) + cooling_usd(server, facility), node_w=server.power_w,
         node_ru=server.rack_units,
@@ -272,7 +282,7 @@ def unit_costs(candidate: Candidate, catalog: Catalog, facility: Facility, refer
         node_spares=spares.get("server", 0.0), link_spares=link_spares, switch_spares=spares.get("switch", 0.0),
         node_training_w=server.training_power_w, node_idle_w=server.idle_power_w,
         owned_nodes=owned.get(server.name, 0), owned_switches=owned.get(switch.name, 0),
-        storage=unit, networks=plan, fixed_usd=manager_usd, fixed_w=manager_w,
+        storage=unit, networks=plan, fixed_usd=manager_usd, fixed_w=manager_w, fixed_ru=manager_ru,
     )
 
 
@@ -350,7 +360,10 @@ def onprem_bom(candidate: Candidate, catalog: Catalog, facility: Facility, nodes
     rack_desc = f"{facility.rack_units}U rack with PDUs ({facility.rack_power_w / 1e3:g} kW)"
     # A rack-scale system ships as its own rack (enclosure, power shelves, busbar): no rack to buy.
     compute_racks = 0 if server.compute_trays > 1 else summary.server_racks
-    for role, count in (("compute", compute_racks), ("network", summary.switch_racks)):
+    # Network racks hold the switches, and the fabric manager's appliances in their free units; a
+    # rack of appliances alone (top-of-rack leaves) has a line of its own.
+    for role, count in (("compute", compute_racks), ("network", summary.switch_racks - summary.appliance_racks),
+                        (topology.ROLE_MANAGER, summary.appliance_racks)):
         if count:
             lines.append(BomLine("rack", rack_sku, rack_desc, role, float(count), facility.rack_price_usd, 0.0,
                                  facility.provenance.source))

@@ -91,9 +91,11 @@ class UnitCosts:
     storage: "StorageUnit | None" = None
     # The storage, in-band and out-of-band networks (designer.optimize.networks.NetworkPlan); None: none.
     networks: Any = None
-    # Parts a built system has once whatever its size: the fabric manager's appliances (price, W).
+    # Parts a built system has once whatever its size: the fabric manager's appliances (price, W,
+    # rack units in the network racks).
     fixed_usd: float = 0.0
     fixed_w: float = 0.0
+    fixed_ru: int = 0
 
 
 @dataclass(frozen=True, slots=True)

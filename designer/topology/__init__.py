@@ -20,7 +20,7 @@ from designer.topology import schema
 from designer.topology.build import build_graph
 from designer.topology.checks import check_graph, graph_problems
 from designer.topology.links import LinkParts, build_link, link_problem
-from designer.topology.materials import fabric_bom
+from designer.topology.materials import ROLE_MANAGER, fabric_bom, manager_leaf_ports
 from designer.topology.ports import Port, nic_port, server_port, switch_port
 from designer.topology.measure import summarize_graph
 from designer.topology.request import FabricRequest, request_for, request_for_cloud
@@ -47,6 +47,8 @@ __all__ = [
     "check_graph",
     "graph_problems",
     "fabric_bom",
+    "manager_leaf_ports",
+    "ROLE_MANAGER",
     "Port",
     "server_port",
     "nic_port",

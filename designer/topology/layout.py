@@ -71,6 +71,8 @@ class Layout:
         inter_switch_m: Worst-case leaf-spine and spine-core run, m (0 in one tier).
         node_leaf_media: Media class of NIC links.
         inter_switch_media: Media class of switch-to-switch links.
+        appliance_racks: Network racks holding only management appliances (UFM), where the
+            switches' racks have no free units for them (top-of-rack leaves: no network rack).
     """
 
     server_racks: int
@@ -83,11 +85,12 @@ class Layout:
     inter_switch_m: float
     node_leaf_media: MediaClass
     inter_switch_media: MediaClass
+    appliance_racks: int = 0
 
     @property
     def switch_racks(self) -> int:
-        """Racks holding only switches."""
-        return self.leaf_racks + self.central_racks
+        """Network racks: those of the switches and those holding only appliances."""
+        return self.leaf_racks + self.central_racks + self.appliance_racks
 
     @property
     def racks(self) -> int:
@@ -122,6 +125,16 @@ def groups_per_row(plan: Plan) -> int:
     return max(1, ROW_SERVER_RACKS * plan.request.servers_per_rack // plan.su_nodes)
 
 
+def _appliance_racks(plan: Plan, racks: int, switches: int) -> int:
+    """Network racks added for the management appliances: none where the free units of the
+    ``racks`` network racks holding ``switches`` switches take them, else enough for the rest."""
+    req = plan.request
+    if not req.appliance_units:
+        return 0
+    free = racks * req.rack_units - switches * req.switch_rack_units
+    return math.ceil(max(0, req.appliance_units - free) / req.rack_units)
+
+
 def layout_for(plan: Plan) -> Layout:
     """Racks, runs and media of ``plan`` under the module's floor-layout assumption."""
     req = plan.request
@@ -141,6 +154,7 @@ def layout_for(plan: Plan) -> Layout:
         row_leaf_racks = math.ceil(gpr * leaves_per_group / per_rack)
         leaf_racks = (rows - 1) * row_leaf_racks + math.ceil(last_row * leaves_per_group / per_rack)
     central = math.ceil((plan.spines + plan.cores) / per_rack)
+    appliance_racks = _appliance_racks(plan, leaf_racks + central, (0 if tor else plan.leaves) + plan.spines + plan.cores)
     if tor:
         node_leaf = IN_RACK_M
     else:
@@ -160,4 +174,5 @@ def layout_for(plan: Plan) -> Layout:
         inter_switch_m=round(inter, 2),
         node_leaf_media=classify(round(node_leaf, 2), tor),
         inter_switch_media=classify(round(inter, 2), False),
+        appliance_racks=appliance_racks,
     )

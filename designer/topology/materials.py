@@ -14,9 +14,11 @@ Rules (``docs/topology.md``, "Bill of materials"):
   ``node-leaf`` tier; one cord per link, or per splitter where a cage's optical port carries
   several links. A copper-class tier that only optics can build gets them per link end.
 * Reserved-port links (UFM): with the fabric manager given, its appliances get a line of their
-  own (category ``appliance``, role ``fabric-manager``) and each reserved link is built from the
-  appliance's adapter port to a leaf cage: its optic (role ``fabric-manager``) and cable. Without
-  one, a reserved link gets the cable of a single node link.
+  own (category ``appliance``, role ``fabric-manager``) and each of their fabric ports is linked
+  from the appliance's adapter to a leaf cage at the manager's rate: its optic (role
+  ``fabric-manager``) and cable (UFM at NDR200 on an NDR leaf: a 1:2 splitter cord per leaf port,
+  RA-11333 Table 8's 2 NDR200 cables and 4 UFM transceivers). Without one, a reserved leaf port
+  gets the cable of a single node link.
 * A link no catalog part builds is refused with both ports and the reason named (the catalogs hold
   no placeholder parts).
 
@@ -26,7 +28,7 @@ ports are not modelled yet.
 
 from __future__ import annotations
 
-__all__ = ["ROLE_MANAGER", "fabric_bom", "tier_links", "optic_fit", "cable_fit", "optic_end", "pick_transceiver", "pick_cable"]
+__all__ = ["ROLE_MANAGER", "fabric_bom", "manager_rate", "manager_leaf_ports", "tier_links", "optic_fit", "cable_fit", "optic_end", "pick_transceiver", "pick_cable"]
 
 import math
 from dataclasses import replace
@@ -229,13 +231,12 @@ def fabric_bom(summary: FabricSummary, switch: Switch | None, catalog: Catalog,
                                **optic_fit(lp.optic_a, lp, lp.a)))
         lines.append(_line("cable", lp.cable, tier.tier, math.ceil(links / lp.links_per_cable), **cable_fit(lp)))
         if tier.tier == NODE_LEAF and summary.reserved_links:
-            lines.extend(_reserved_lines(summary, catalog, node, lp, tier.length_m, tier.media, manager))
+            lines.extend(_reserved_lines(summary, catalog, node, switch, lp, tier.length_m, tier.media, manager))
     if manager is not None:
         why = ""
         if summary.reserved_links:
-            nl = built[NODE_LEAF]
             tier = next(t for t in summary.tier_links if t.tier == NODE_LEAF)
-            problem = manager_problem(catalog, manager, node, nl, tier.length_m, tier.media)
+            problem = manager_problem(catalog, manager, node, switch, tier.length_m, tier.media)
             why = f" (fabric link not built from catalog parts: {problem})" if problem else ""
         lines.append(BomLine("appliance", manager.name, manager.description + why, ROLE_MANAGER,
                              float(manager.per_fabric),
@@ -244,33 +245,48 @@ def fabric_bom(summary: FabricSummary, switch: Switch | None, catalog: Catalog,
     return _merge(lines)
 
 
-def _manager_link(catalog: Catalog, manager: Appliance, node: Port, lp: LinkParts, length_m: float,
-                  media: MediaClass) -> LinkParts | None:
-    """One link from the manager's adapter port to a leaf cage at the fabric's rate, or None when
-    the adapter cannot run it or no catalog part builds it (:func:`manager_problem` says why)."""
-    return None if manager_problem(catalog, manager, node, lp, length_m, media) else _build_manager_link(
-        catalog, manager, node, lp, length_m, media)
+def manager_rate(manager: Appliance, fabric_rate_Bps: float) -> float:
+    """The rate the manager's fabric ports run: its ``port_rate`` (UFM: NDR200, RA-11333 Table 8)
+    where below the fabric's, else the fabric's."""
+    rate = manager.port_rate_Bps
+    return rate if 0 < rate < fabric_rate_Bps else fabric_rate_Bps
 
 
-def _manager_port(catalog: Catalog, manager: Appliance, node: Port) -> Port:
+def manager_leaf_ports(manager: Appliance, fabric_rate_Bps: float) -> int:
+    """Leaf ports at the fabric's rate the manager's ``per_fabric x fabric_ports`` ports take:
+    ports below the fabric's rate share a split leaf port (fabric rate / port rate of them).
+
+    Examples:
+        >>> from designer.catalog import load_builtin
+        >>> manager_leaf_ports(load_builtin().appliances["nvidia-ufm-appliance-3.1"], 400e9 / 8)
+        2
+    """
+    per_leaf = max(1, int(fabric_rate_Bps // manager_rate(manager, fabric_rate_Bps)))
+    return math.ceil(manager.per_fabric * manager.fabric_ports / per_leaf)
+
+
+def _manager_ends(catalog: Catalog, manager: Appliance, node: Port, leaf: Switch) -> tuple[Port, Port]:
+    """The manager's adapter port and a leaf cage, both at the manager's rate."""
     nic = catalog.nics.get(manager.nic)
     if nic is None:
         raise CatalogError(f"{manager.name} names unknown NIC '{manager.nic}'")
-    return replace(nic_port(nic, node.protocol, node.rate_Bps), device=manager.name)
+    rate = manager_rate(manager, node.rate_Bps)
+    return replace(nic_port(nic, node.protocol, rate), device=manager.name), switch_port(leaf, rate)
 
 
-def _build_manager_link(catalog: Catalog, manager: Appliance, node: Port, lp: LinkParts, length_m: float,
+def _build_manager_link(catalog: Catalog, manager: Appliance, node: Port, leaf: Switch, length_m: float,
                         media: MediaClass) -> LinkParts:
-    return build_link(catalog, _manager_port(catalog, manager, node), lp.b, length_m, media=media)
+    a, b = _manager_ends(catalog, manager, node, leaf)
+    return build_link(catalog, a, b, length_m, media=media)
 
 
-def manager_problem(catalog: Catalog, manager: Appliance, node: Port, lp: LinkParts, length_m: float,
+def manager_problem(catalog: Catalog, manager: Appliance, node: Port, leaf: Switch, length_m: float,
                     media: MediaClass) -> str | None:
     """Why the manager's fabric link cannot be built from catalog parts (an HDR leaf and a
     ConnectX-7 adapter), or None. Its reserved ports then get a node link's cable and the
     appliance's line says the link is not built."""
     try:
-        _build_manager_link(catalog, manager, node, lp, length_m, media)
+        _build_manager_link(catalog, manager, node, leaf, length_m, media)
     except CatalogError as exc:
         return str(exc)
     return None
@@ -280,16 +296,20 @@ def manager_problem(catalog: Catalog, manager: Appliance, node: Port, lp: LinkPa
 ROLE_MANAGER = "fabric-manager"
 
 
-def _reserved_lines(summary: FabricSummary, catalog: Catalog, node: Port, lp: LinkParts, length_m: float,
-                    media: MediaClass, manager: Appliance | None) -> list[BomLine]:
+def _reserved_lines(summary: FabricSummary, catalog: Catalog, node: Port, leaf: Switch, lp: LinkParts,
+                    length_m: float, media: MediaClass, manager: Appliance | None) -> list[BomLine]:
     """Cables (and the appliance-side optics) of the reserved-port links, role ``node-leaf``: from
-    the manager's adapter port to a leaf cage where it has one, else as a single node link."""
+    each of the manager's adapter ports to a leaf cage at the manager's rate where the parts build
+    it (UFM at NDR200: a 1:2 splitter cord per NDR leaf port, RA-11333 Table 8), else as a single
+    node link per reserved leaf port."""
     count = summary.reserved_links
-    link = _manager_link(catalog, manager, node, lp, length_m, media) if manager is not None else None
-    if link is not None:
-        out = [_line("cable", link.cable, NODE_LEAF, math.ceil(count / link.links_per_cable), **cable_fit(link))]
+    if manager is not None and manager_problem(catalog, manager, node, leaf, length_m, media) is None:
+        link = _build_manager_link(catalog, manager, node, leaf, length_m, media)
+        per_leaf = max(1, int(node.rate_Bps // manager_rate(manager, node.rate_Bps)))
+        ports = min(manager.per_fabric * manager.fabric_ports, count * per_leaf)  # the appliances' links
+        out = [_line("cable", link.cable, NODE_LEAF, math.ceil(ports / link.links_per_cable), **cable_fit(link))]
         if link.optic_a is not None:
-            out.append(_line("transceiver", link.optic_a, ROLE_MANAGER, math.ceil(count / link.links_per_optic_a),
+            out.append(_line("transceiver", link.optic_a, ROLE_MANAGER, math.ceil(ports / link.links_per_optic_a),
                              **optic_fit(link.optic_a, link, link.a)))
         return out
     single = lp if lp.links_per_cable == 1 else build_link(

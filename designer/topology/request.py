@@ -62,6 +62,8 @@ class FabricRequest:
         rack_units: Usable rack units of a network rack.
         nodes_per_domain: Nodes (compute trays) per scale-up domain: 18 for an NVL72 rack, 1
             when the node is the whole domain (an 8-GPU server). Drawings group by it.
+        appliance_units: Rack units of the management appliances (the SuperPOD's 4 1U UFM
+            appliances), placed in the network racks' free units.
     """
 
     topology: TopologyKind
@@ -80,6 +82,7 @@ class FabricRequest:
     switch_rack_units: int = 1
     rack_units: int = DEFAULT_RACK_UNITS
     nodes_per_domain: int = 1
+    appliance_units: int = 0
 
     def __post_init__(self) -> None:
         if not isinstance(self.topology, TopologyKind):
@@ -115,6 +118,7 @@ class FabricRequest:
         _check_int(self.reserved_leaf_ports, "reserved_leaf_ports", 0)
         _check_int(self.switch_rack_units, "switch_rack_units", 1)
         _check_int(self.rack_units, "rack_units", 1)
+        _check_int(self.appliance_units, "appliance_units", 0)
         if self.switch_rack_units > self.rack_units:
             raise TopologyError(f"a {self.switch_rack_units}U switch does not fit a {self.rack_units}U rack")
         if self.topology is TopologyKind.CLOUD:
@@ -183,6 +187,7 @@ def request_for(
     rack_power_w: float | None = None,
     reserved_leaf_ports: int = 0,
     rack_units: int = DEFAULT_RACK_UNITS,
+    appliance_units: int = 0,
 ) -> FabricRequest:
     """Fill a :class:`FabricRequest` from catalog entries.
 
@@ -205,6 +210,7 @@ def request_for(
         rack_power_w: Rack power budget, W, used when ``servers_per_rack`` is not given.
         reserved_leaf_ports: Leaf ports for management appliances (UFM).
         rack_units: Usable rack units per rack.
+        appliance_units: Rack units of those appliances (in the network racks).
 
     Returns:
         The validated request.
@@ -254,6 +260,7 @@ def request_for(
         switch_rack_units=max(switch.rack_units, 1),
         rack_units=rack_units,
         nodes_per_domain=trays,
+        appliance_units=appliance_units,
     )
 
 

@@ -75,8 +75,8 @@ class FabricSummary:
             links are optical (DGX H100: 4 per server).
         node_media: Media class of the NIC links.
         server_racks: Racks holding servers (and top-of-rack leaves).
-        switch_racks: Racks holding only switches (leaf racks in the rows + central spine/core
-            racks).
+        switch_racks: Network racks: leaf racks in the rows, central spine/core racks and racks
+            holding only management appliances.
         injection_Bps: Scale-out bandwidth per GPU, bytes/s (NIC ports x rate / GPUs per server).
         bisection_Bps: Largest traffic the first half of the servers (in node order) can send to
             the other half at once, one direction, bytes/s (the min cut between the halves).
@@ -94,6 +94,8 @@ class FabricSummary:
         oversub_cross_su: Seen by traffic between SUs.
         oversub_cross_pod: Seen by traffic between pods (leaf ratio times spine ratio).
         cross_rail_via_nvlink: Cross-rail traffic must first cross NVLink (rail-only).
+        appliance_racks: Of ``switch_racks``, those holding only management appliances (UFM),
+            where the switches' racks have no free units for them.
     """
 
     request: FabricRequest
@@ -138,6 +140,7 @@ class FabricSummary:
     oversub_cross_su: float
     oversub_cross_pod: float
     cross_rail_via_nvlink: bool
+    appliance_racks: int = 0
 
 
 def half_split_units(nodes: int, su: int) -> Iterator[tuple[int, int, int]]:
@@ -322,4 +325,5 @@ def summarize(request: FabricRequest) -> FabricSummary:
         oversub_cross_su=cross_leaf,
         oversub_cross_pod=cross_leaf * max(1.0, spine_ratio),
         cross_rail_via_nvlink=req.topology is TopologyKind.RAIL_ONLY and req.nics_per_node >= 2,
+        appliance_racks=lay.appliance_racks,
     )

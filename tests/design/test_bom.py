@@ -239,3 +239,22 @@ def test_mixed_price_bases_are_named() -> None:
     c = bom.BomLine("switch", "o", "", "leaf", 1.0, 0.0, 0.0, "", "owned")
     text = bom.price_footer(bom.price_counts([a, b, c]))
     assert text == "0 lines estimated, 0 unpriced, 1 owned (sunk), bases: 1 street, 1 volume"
+
+
+def test_rack_layout_places_the_fabric_manager_appliances() -> None:
+    """UFM appliances follow the switches in the network racks, with their power; beside
+    top-of-rack switches they fill the rack line with role 'fabric-manager'."""
+    lines = (bom.BomLine("server", "a", "", "compute", 4, 1, 100, ""),
+             bom.BomLine("switch", "s", "", "leaf", 3, 1, 10, ""),
+             bom.BomLine("appliance", "ufm", "", "fabric-manager", 4, None, 600, ""),
+             bom.BomLine("rack", "r", "", "compute", 2, 1, 0, ""))
+    net = bom.rack_layout(lines + (bom.BomLine("rack", "r", "", "network", 1, 1, 0, ""),), 0)
+    assert [(r.name, [(i.sku, i.quantity) for i in r.items]) for r in net if r.kind == "network"] == [
+        ("net-01", [("s", 3), ("ufm", 4)])]
+    assert net[-1].power_w == 3 * 10 + 4 * 600
+    tor = bom.rack_layout(lines + (bom.BomLine("rack", "r", "", "fabric-manager", 1, 1, 0, ""),), 0)
+    assert [(r.name, r.kind, [i.sku for i in r.items]) for r in tor] == [
+        ("rack-01", "compute", ["a", "s"]), ("rack-02", "compute", ["a", "s"]), ("net-01", "network", ["ufm"])]
+    # Every part of the BOM that takes rack space is placed: nothing is left out of the racks.
+    for racks in (net, tor):
+        assert sum(i.quantity for r in racks for i in r.items if i.category == "appliance") == 4

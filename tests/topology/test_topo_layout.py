@@ -51,3 +51,16 @@ def test_sparse_racks_push_runs_past_multimode_reach():
     s = summarize(dgx_request("rail_optimized", 4096, servers_per_rack=1))
     assert s.tier_links[0].media is MediaClass.MULTIMODE
     assert s.tier_links[1].media is MediaClass.SINGLE_MODE
+
+
+def test_fabric_manager_appliances_take_network_rack_units():
+    """The SuperPOD's 4 1U UFM appliances fit the free units of its 5 network racks (48 1U
+    switches in 5 x 42U); beside top-of-rack leaves with no network rack of free units they take
+    a rack of their own, which the rack count includes."""
+    pod = summarize(dgx_request("rail_optimized", 127, reserved_leaf_ports=4, appliance_units=4))
+    assert (pod.switch_racks, pod.appliance_racks) == (5, 0)
+    # One switch in the servers' rack: no network rack, so the appliances get one.
+    tor = summarize(dgx_request("single_switch", 4, appliance_units=4))
+    assert (tor.server_racks, tor.switch_racks, tor.appliance_racks) == (1, 1, 1)
+    assert summarize(dgx_request("single_switch", 4)).switch_racks == 0
+    assert summarize(dgx_request("fat_tree", 64, appliance_units=4)).appliance_racks == 0  # the spine rack has room
