@@ -130,16 +130,16 @@ def test_the_cost_rows_add_up_to_the_total_with_the_residual_credit() -> None:
 
     golden = Path(__file__).resolve().parents[1] / "golden" / "diff-quickstart-infiniband"
     d = diff_designs(*(parse_design((golden / f"{side}.yaml").read_text()) for side in ("old", "new")))
-    # The written credits: $2,120,424.00 -> $2,175,433.60 of hardware value recovered at the horizon.
-    assert (d.residual.old_usd, d.residual.new_usd, d.residual.delta_usd) == (-2_120_424.0, -2_175_433.6, -55_009.6)
+    # The written credits: $2,120,424.00 -> $2,174,993.60 of hardware value recovered at the horizon.
+    assert (d.residual.old_usd, d.residual.new_usd, d.residual.delta_usd) == (-2_120_424.0, -2_174_993.6, -54_569.6)
     assert d.money_rows() == ("capex", "opex", "residual", "cloud", "total")
     for side in ("old_usd", "new_usd"):
         parts = sum(getattr(getattr(d, name), side) for name in d.money_rows()[:-1])
         assert round(parts, 2) == getattr(d.total, side)
     table = render_diff(d, "table")
-    assert "residual  -$2,120,424.00  -$2,175,433.60   -$55,009.60" in table
+    assert "residual  -$2,120,424.00  -$2,174,993.60   -$54,569.60" in table
     doc = json.loads(render_diff(d, "json"))
-    assert doc["cost"]["residual"]["delta_usd"] == -55_009.6
+    assert doc["cost"]["residual"]["delta_usd"] == -54_569.6
 
 
 def test_designs_without_a_credit_show_no_residual_row(design: Design, roce_design: Design) -> None:
