@@ -65,17 +65,17 @@ def test_no_plan_on_any_count_is_a_located_error(tmp_path):
 
 
 def test_a_pinned_system_no_catalog_part_links_is_predicted_with_a_warning(tmp_path):
-    # A BlueField-3's QSFP112 cage signals 4 x 100G, the Arista 7060DX5's QSFP-DD 8 x 50G: no
-    # built-in cable or optic pair joins them, which `solve` refuses; the step time still has a
-    # 400 Gb/s link to stand on.
-    text = (SUPERPOD_127.replace("server: dgx-h100", "server: hgx-h100-400gbe")
-            .replace("switch: nvidia-qm9700", "switch: arista-7060dx5-64s")
+    # A DGX A100's ConnectX-6 QSFP56 cage signals 4 x 50G, the SN5600's OSFP cage at 200G 2 x 100G:
+    # no built-in cable or optic pair joins them, which `solve` refuses; the step time still has a
+    # 200 Gb/s link to stand on.
+    text = (SUPERPOD_127.replace("server: dgx-h100", "server: dgx-a100-80g")
+            .replace("switch: nvidia-qm9700", "switch: nvidia-sn5600")
             .replace("fabric: infiniband", "fabric: roce").replace("topology: rail_optimized", "topology: fat_tree")
-            .replace("nodes: 127", "nodes: 16").replace("tp: 8, pp: 4", "tp: 8, pp: 1"))
+            .replace("nodes: 127", "nodes: 16"))
     result = _estimate(tmp_path, text)
-    assert result.server == "hgx-h100-400gbe" and result.workloads[0].estimate.gpus == 128
+    assert result.server == "dgx-a100-80g" and result.workloads[0].estimate.gpus == 128
     (why,) = [w for w in result.warnings if "no link from" in w]
-    assert why.startswith("hgx-h100-400gbe with arista-7060dx5-64s: no link from bluefield3-b3140h QSFP112 cage")
+    assert why.startswith("dgx-a100-80g with nvidia-sn5600: no link from connectx6-hdr-200g QSFP56 cage")
     assert why.endswith("no bill of materials can be built until a catalog holds the part")
 
 
