@@ -115,6 +115,12 @@ class SoftwareUsed:
     sequence_parallel: bool  # as the plan runs it
     tp_comm_overlap: bool
     dp_overlap: bool
+    # The rest of the stack as run (older design files: the defaults they were predicted with):
+    p2p_overlap: bool = False  # pipeline sends overlapped with compute, as the schedule runs them
+    dropout: bool = False  # dropout layers in the model (their masks are kept for backward)
+    compile: bool = False  # torch.compile fuses element-wise work
+    moe_dispatcher: str = "nccl"  # nccl | deepep: how MoE tokens are dispatched
+    in_network_reduction: bool = False  # NCCL CollNet / SHARP reductions in the switches
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,8 +21,7 @@ from designer.spec.choices import ATTENTION_KERNELS, FABRICS, SOFTWARE_PRESETS, 
 # these types to a model below is all `designer schema` needs, with a description.
 from designer.spec.values import (
     Bandwidth, BuildPrice, CapacityPrice, Count, DataSize, Duration, EnergyPrice, Flag, Fraction, Money, Name,
-    NonNegInt,
-    PosInt, Power, Weight,
+    NonNegInt, Period, PosInt, Power, Weight,
 )
 
 
@@ -259,14 +258,14 @@ class _Facility(_Strict):
         None, description="colocation: rent the space per kW of capacity; owned: build it, amortised over its life.")
     colocation_price: Annotated[CapacityPrice, _in("colocation_price")] | None = Field(None, description="Colocation per kW of IT capacity per month.")
     build_cost: Annotated[BuildPrice, _in("build_cost")] | None = Field(None, description="Owned space: construction per MW of IT load.")
-    build_life: Annotated[Duration, _in("build_life")] | None = Field(None, description="Owned space: the life the build is amortised over.",
+    build_life: Annotated[Period, _in("build_life")] | None = Field(None, description="Owned space: the life the build is amortised over.",
                                         examples=["15 years"])
     training_power_fraction: Fraction | None = Field(
         None, gt=0, description="A server's draw while training at full utilization, over its rated power.",
         examples=[0.82])
     idle_power_fraction: Fraction | None = Field(None, description="A server's draw when idle, over its rated "
                                                  "power.", examples=[0.2])
-    useful_life: Annotated[Duration, _in("useful_life")] | None = Field(None, description="Book life of the hardware: its residual value falls "
+    useful_life: Annotated[Period, _in("useful_life")] | None = Field(None, description="Book life of the hardware: its residual value falls "
                                          "linearly to zero over it.", examples=["5 years"])
     spares: _Spares | None = Field(None, description="Spare parts bought per BOM category, as a share of the "
                                    "parts; categories not given keep the catalog's share.",
@@ -362,7 +361,7 @@ class _Spec(_Strict):
                        examples=["llama3-70b-pretrain"])
     objective: Literal["min_total_cost", "min_time", "min_cost_per_token"] = Field(
         "min_total_cost", description="What the optimizer minimises.")
-    horizon: Annotated[Duration, _in("horizon")] = Field(3 * units.SECONDS_PER_YEAR, description="Amortisation and planning period "
+    horizon: Annotated[Period, _in("horizon")] = Field(3 * units.SECONDS_PER_YEAR, description="Amortisation and planning period "
                               "(default 3 years).", json_schema_extra={"default": "3 years"})
     budget: _Budget = Field(_Budget(), description="Spending limits.")
     workloads: list[_Workload] = Field(min_length=1, max_length=100, description="The training jobs.")

@@ -277,8 +277,24 @@ def parse_duration(value: object) -> float:
         >>> parse_duration("1.5 h")
         5400.0
     """
-    text = _prepare(value, "a duration", "90 days")
-    num, unit = _split(text, "a duration", "90 days")
+    return _duration(value, "90 days")
+
+
+def parse_period(value: object) -> float:
+    """Parse a period that is counted in years (a horizon, a useful life) into seconds: the same
+    units as :func:`parse_duration`; only the hint for a bare number differs ("3" suggests
+    "3 years", not "3 days", since no plan or life is counted in days).
+
+    Examples:
+        >>> parse_period("3 years") == 3 * 365 * 86400
+        True
+    """
+    return _duration(value, "3 years")
+
+
+def _duration(value: object, example: str) -> float:
+    text = _prepare(value, "a duration", example)
+    num, unit = _split(text, "a duration", example)
     if unit not in _DURATION:
         raise UnitError(f"unknown time unit {unit!r} in {text!r}; use ns, us, ms, s, min, h, days, weeks, years")
     return _check_non_negative(num * _DURATION[unit], text, "a duration")

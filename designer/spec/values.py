@@ -15,7 +15,7 @@ The patterns use only what ECMA-262 and Python's ``re`` read alike (editors use 
 from __future__ import annotations
 
 __all__ = [
-    "AsWritten", "Money", "Duration", "Power", "EnergyPrice", "HourlyPrice", "Bandwidth", "DataSize", "Flops",
+    "AsWritten", "Money", "Duration", "Period", "Power", "EnergyPrice", "HourlyPrice", "Bandwidth", "DataSize", "Flops",
     "Count", "Fraction", "PosInt", "NonNegInt", "Name", "Flag", "PATTERNS", "CapacityPrice", "BuildPrice", "Weight",
 ]
 
@@ -120,6 +120,9 @@ Money = Annotated[float, *_unit(units.parse_money, _text(
 Duration = Annotated[float, *_unit(units.parse_duration, _text(
     "duration", "a duration: ns, us, ms, s, min, h, days, weeks, months (30 days), years (365 days)",
     ("90 days", "3 years", "2 h"), "s"))]
+Period = Annotated[float, *_unit(units.parse_period, _text(
+    "duration", "a period counted in years (any duration unit is accepted): days, weeks, months (30 days), "
+    "years (365 days)", ("3 years", "5 years", "18 months"), "s"))]
 Power = Annotated[float, *_unit(units.parse_power, _text("power", "electrical power in W, kW or MW",
                                                           ("40 kW", "5 MW"), "W"))]
 EnergyPrice = Annotated[float, *_unit(units.parse_energy_price, _text(

@@ -90,3 +90,25 @@ def test_a_facility_the_spec_leaves_alone_is_the_catalogs(tmp_path):
     d = _plan(tmp_path, TINY)
     assert d.facility.from_spec == ()
     assert d.facility.name == "default"
+
+
+def test_the_design_file_records_the_whole_stack_as_run(tmp_path):
+    """Every software knob the prediction used is in the design file, so the workload can be run
+    and re-estimated as written: here the SHARP reductions and DeepEP dispatch the spec asks for,
+    and a round trip through the file keeps them (docs/contract.md, design file)."""
+    from designer.design import io as design_io
+
+    text = TINY.replace("    deadline: 30 days\n", "    deadline: 30 days\n"
+                        "    software: {preset: megatron-core, in_network_reduction: true, moe_dispatcher: deepep}\n")
+    design = _plan(tmp_path, text)
+    (w,) = design.workloads
+    sw = w.software
+    assert (sw.preset, sw.in_network_reduction, sw.moe_dispatcher, sw.compile, sw.dropout) == (
+        "megatron-core", True, "deepep", False, False)
+    # Megatron-Core overlaps pipeline sends only in the interleaved schedule.
+    assert sw.p2p_overlap is (w.virtual_stages > 1)
+    path = tmp_path / "design.yaml"
+    path.write_text(design_io.dump_design(design))
+    assert design_io.load_design(path).workloads[0].software == sw
+    text = path.read_text()
+    assert "in_network_reduction: true" in text and "moe_dispatcher: deepep" in text

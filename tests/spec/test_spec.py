@@ -85,6 +85,8 @@ CASES = {
     "unknown unit": (edit("deadline: 30 days", "deadline: ⟦30 fortnights"),
                      r"unknown time unit 'fortnights' in '30 fortnights'; use ns, us"),
     "bare number": (edit("deadline: 30 days", "deadline: ⟦30"), r'needs a unit; did you mean "30 days"\?$'),
+    # A horizon is counted in years: a bare 3 is far likelier 3 years than 3 days.
+    "bare horizon": (edit("horizon: 1 years", "horizon: ⟦3"), r'^horizon: a duration needs a unit; did you mean "3 years"\?$'),
     "money without currency": (edit("budget: {total: $2M}", "budget: {total: ⟦2000000}"),
                                r'needs a unit; did you mean "\$2000000"\?$'),
     "energy where a power belongs": (edit("rack_power: 40 kW", "rack_power: ⟦40 kWh"),
