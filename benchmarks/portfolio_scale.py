@@ -9,7 +9,10 @@ says how much of it was this command's own work.
 
 Run: ``python benchmarks/portfolio_scale.py`` (``--workloads 5,10 --gpus 10000`` for a subset,
 ``--timeout S`` to stop a case, ``--time-limit S`` to pass ``--time-limit`` to every solve).
-Targets: 50 workloads on up to 100,000 GPUs under 30 s; 50 workloads at most 10x the 5.
+Targets: 50 workloads on up to 100,000 GPUs under 30 s; 50 workloads at most 10x the 5. Past 10
+workloads the search evaluates a budget of on-prem candidates (designer.optimize.batches.search_budget)
+and reports its gap; the explanations share a budget of their own (designer.optimize.explain.BUDGET_S),
+and a row says how many of them it cut short.
 """
 
 from __future__ import annotations
@@ -72,8 +75,11 @@ def case(workloads: int, gpus: int, timeout: float, time_limit: float | None) ->
     else:
         d = json.loads(stdout)
         s, solver = d["system"], d["solver"]
+        # Explanations the command's budget for them (or --time-limit) cut short, by their warnings.
+        cut = sum(("not explored" in x or "not checked" in x or "not complete" in x) for x in d.get("warnings", ()))
         what = (f"{solver['status']} gap {solver['gap']:.2%}  {s['deployment']} {s['gpus']:,} GPUs "
-                f"{s['server']}  ${d['cost']['total_usd'] / 1e6:,.1f}M")
+                f"{s['server']}  ${d['cost']['total_usd'] / 1e6:,.1f}M"
+                + (f"  ({cut} explanations cut short)" if cut else ""))
     return f"{workloads:>9} {gpus:>9,} {wall:>8.1f} {cpu:>8.1f} {peak_mb:>8.0f}  {what}"
 
 

@@ -10,7 +10,7 @@ to the lowest bound of the candidates left, so the figure is never presented as 
 
 from __future__ import annotations
 
-__all__ = ["EVALUATIONS", "SCANS", "DOMAIN_GROUP", "budget", "alternatives", "line_deltas"]
+__all__ = ["EVALUATIONS", "SCANS", "DOMAIN_GROUP", "NOT_EXPLORED", "budget", "alternatives", "line_deltas"]
 
 from types import MappingProxyType
 from typing import Callable, Mapping
@@ -34,6 +34,8 @@ SCANS = 48
 # Alternatives by scale-up domain size (8-GPU servers against NVL72 racks): "domain=72".
 DOMAIN_GROUP = "domain="
 EVALUATIONS = 3
+# The reason of a class whose search the explanations' budget or the time limit cut short.
+NOT_EXPLORED = "not explored"
 
 
 def budget(workloads: int) -> int:
@@ -79,13 +81,27 @@ def alternatives(ws: Workspace, th: Thresholds, sol: Solution, *, solver: str, t
                  measure: Callable[[Solution], Measures] = program_measures) -> list[Alternative]:
     """The best design in every fabric and deployment class, and why it lost to ``sol``; each
     priced and checked against the limits as ``measure`` counts it (the design's own figures when
-    the planner passes them)."""
+    the planner passes them). A class the deadline (the explanations' budget or the time limit)
+    reaches before its search ends is listed as :data:`NOT_EXPLORED`, with what stopped it: a
+    search cut short could name a worse design than the class's best."""
+    out = []
+    groups = _groups(ws)
+    try:
+        _explore(ws, th, sol, groups, out, measure, dict(solver=solver, time_limit_s=time_limit_s))
+    except OutOfTime:
+        for label, keys in groups[len(out):]:
+            sample = ws.by_key[sorted(keys)[0]]
+            out.append(Alternative(label, sample.deployment.value, sample.fabric, sample.topology, sample.server,
+                                   0, None, None, False, f"{NOT_EXPLORED}: {ws.deadline.reason()}"))
+    return out
+
+
+def _explore(ws: Workspace, th: Thresholds, sol: Solution, groups, out: list, measure, run: dict) -> None:
+    """Append each class's best design (or why none) to ``out``, in the order of ``groups``."""
     chosen = measure(sol)
     chosen_total = chosen.total_usd
     used = {key for key, _ in sol.assignment.values()}
-    run = dict(solver=solver, time_limit_s=time_limit_s)
-    out = []
-    for label, keys in _groups(ws):
+    for label, keys in groups:
         if used <= keys:
             main = _main_candidate(ws, sol)
             out.append(Alternative(label, main.deployment.value, main.fabric, main.topology, main.server,
@@ -121,6 +137,8 @@ def alternatives(ws: Workspace, th: Thresholds, sol: Solution, *, solver: str, t
             out.append(_none_found(ws, label, keys, sum(not ws.evaluated(k) for k in keys)))
             continue
         reasons = _best_achievable(ws, th, keys)
+        if ws.deadline.expired():
+            raise OutOfTime  # its evaluations were cut short: the reasons could be wrong
         if not reasons:
             free = _try(ws, th, keys=keys, limits=Limits(nodes=ws.task.limits.nodes), **run)
             lim = ws.limits()
@@ -138,7 +156,6 @@ def alternatives(ws: Workspace, th: Thresholds, sol: Solution, *, solver: str, t
         sample = ws.by_key[sorted(keys)[0]]
         out.append(Alternative(label, sample.deployment.value, sample.fabric, sample.topology, sample.server,
                                0, None, None, False, "; ".join(reasons)))
-    return out
 
 
 _SHOWN_LINES = 3  # cost lines a reason names

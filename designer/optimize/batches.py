@@ -17,7 +17,7 @@
 
 from __future__ import annotations
 
-__all__ = ["solve", "NONE_IN_BUDGET"]
+__all__ = ["solve", "search_budget", "NONE_IN_BUDGET", "EXACT_UP_TO", "SEARCH_SCANS"]
 
 import math
 from typing import Iterable
@@ -34,10 +34,27 @@ from designer.optimize.task import Thresholds
 from designer.optimize.workspace import Workspace
 from designer.spec.choices import Deployment
 
+# Up to this many workloads the search is exact; beyond, it evaluates at most
+# search_budget(workloads) on-prem candidates (workload scans: SEARCH_SCANS over the workloads,
+# at least MIN_SEARCH), cheapest bound first, and the design is reported `feasible` with its gap
+# to the lowest bound of those left. Measured on benchmarks/specs_large.py: at 50 workloads each
+# on-prem candidate costs 2-4 s (its evaluation, then the programs of its cut loop), and the
+# design of the 2nd-4th cheapest bounds is within 1-2% of the best of all 190 (100 s more).
+EXACT_UP_TO = 10
+SEARCH_SCANS = 100
+MIN_SEARCH = 2
 _BATCH = 1  # on-prem candidates per program: small batches find an incumbent early, and it prunes
 # Objectives whose optimum can be bounded by a lower bound on total cost.
 _PRUNABLE = ("min_total_cost",)
 _SAME_OBJECTIVE = 1e-9  # relative difference of two programs' objectives that counts as equal
+
+
+def search_budget(workloads: int) -> int | None:
+    """On-prem candidates the design's search may evaluate for ``workloads`` workloads: None
+    (every one that its bounds cannot rule out) up to :data:`EXACT_UP_TO`, else
+    max(:data:`MIN_SEARCH`, :data:`SEARCH_SCANS` / workloads), so the search's cost grows
+    no faster than its workloads."""
+    return None if workloads <= EXACT_UP_TO else max(MIN_SEARCH, SEARCH_SCANS // workloads)
 
 
 def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, limits: Limits | None = None,
@@ -85,14 +102,20 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
     deadline = ws.deadline
     ready = []
     cut = False  # the deadline passed before every cloud offer was evaluated
-    # Under a time limit the offers likeliest to be cheap come first, so a limit that passes
-    # among them leaves a good design in hand.
-    for k in (cloud if deadline.limit_s is None else _cheapest_first(ws, cloud)):
+    # The offers likeliest to be cheap come first: a limit that passes among them leaves a good
+    # design in hand, and (minimizing cost) an offer no workload can run cheaper on than on
+    # those before is never evaluated.
+    dominated = _DominatedOffers(ws, th) if prunable and not ws.credits else None
+    for k in _cheapest_first(ws, cloud):
         if deadline.expired():
             cut = True
             break
+        if dominated is not None and dominated.beaten(k):
+            continue
         if ws.prepare(k, th):
             ready.append(k)
+            if dominated is not None:
+                dominated.add(k)
         elif deadline.expired():
             cut = True  # its evaluation was cut short
             break
@@ -270,6 +293,40 @@ def _cheapest_first(ws: Workspace, cloud: list[str]) -> list[str]:
         gpu_s = sum(bounds.flops_gpu_seconds(ws, key).values())
         return gpu_s / system.candidate.gpus_per_node * system.usd_per_node_s
     return sorted(cloud, key=lambda k: (floor(k), k))
+
+
+class _DominatedOffers:
+    """Cloud offers that cannot be in a design of least cost: a cloud job's option adds only its
+    bill to the objective (it shares no capacity, schedule or limit but the budgets, which a
+    cheaper bill only helps), so an offer matters only if it bills some workload less than the
+    offers evaluated before. Its least bill for a workload is the workload's compute floor
+    (:func:`~designer.optimize.bounds.flops_gpu_seconds`) in instance-seconds at its rate: every
+    pricing model bills at least the instance-seconds used. An offer whose least bill exceeds the
+    best evaluated bill of every workload is dominated, and left unevaluated (exact: the
+    workloads' cloud floors, :func:`~designer.optimize.bounds.cloud_floor`, are those of the offers
+    evaluated, as no other bills less)."""
+
+    def __init__(self, ws: Workspace, th: Thresholds):
+        self.ws, self.th = ws, th
+        self.best = {w.name: math.inf for w in ws.workloads}
+
+    def add(self, key: str) -> None:
+        """Take the bills of the evaluated offer ``key`` into each workload's best."""
+        system = self.ws.system(key)
+        gpn = system.candidate.gpus_per_node
+        for w in self.ws.workloads:
+            for e in self.ws.evaluations.get((w.name, key), ()):
+                if self.th.admits(w.name, e.time_s, e.utilization):
+                    self.best[w.name] = min(self.best[w.name], system.cost_usd(e.gpus / gpn, e.time_s))
+
+    def beaten(self, key: str) -> bool:
+        """Whether offer ``key`` bills every workload more than its best evaluated bill."""
+        system = self.ws.system(key)
+        if system is None:
+            return False
+        floor = bounds.flops_gpu_seconds(self.ws, key)
+        rate = system.usd_per_node_s / system.candidate.gpus_per_node
+        return all(floor[w] * rate > best * (1 + 1e-9) for w, best in self.best.items())
 
 
 def _cloud_in_time(ws: Workspace, ready: list[str], offers: int, th: Thresholds, limits: Limits | None,

@@ -28,6 +28,29 @@ class Deadline:
         self._clock = clock
         self.limit_s = limit_s
         self._end = None if limit_s is None else clock() + limit_s
+        self._parent: Deadline | None = None  # the command's deadline, for a phase's own budget
+        self.budget_s: float | None = None
+        self._what = "budget"
+
+    def within(self, budget_s: float, what: str = "budget") -> "Deadline":
+        """This deadline or ``budget_s`` seconds from now, whichever comes first: a phase's own
+        budget inside the command's. ``limit_s`` stays the command's (None without
+        ``--time-limit``), so the searches order their work as they do without a limit;
+        :meth:`budget_spent` says which of the two ended it."""
+        inner = Deadline(None, self._clock)
+        inner.limit_s, inner._parent, inner.budget_s, inner._what = self.limit_s, self, budget_s, what
+        end = self._clock() + budget_s
+        inner._end = end if self._end is None else min(self._end, end)
+        return inner
+
+    def budget_spent(self) -> bool:
+        """Whether this phase's own budget (:meth:`within`) ended it, not the command's limit."""
+        return self.expired() and self._parent is not None and not self._parent.expired()
+
+    def reason(self) -> str:
+        """What ended the phase, for a warning: its own budget ("explanation budget of 10 s
+        spent") or the command's limit ("time limit reached")."""
+        return f"{self._what} of {self.budget_s:g} s spent" if self.budget_spent() else "time limit reached"
 
     def remaining(self) -> float | None:
         """Seconds left (never below zero), or None without a limit."""

@@ -9,7 +9,7 @@ a re-solve (budgets, power, racks) or is found by bisection (utilization, deadli
 
 from __future__ import annotations
 
-__all__ = ["diagnose", "shortfalls", "constraint_status", "Measures", "program_measures"]
+__all__ = ["diagnose", "shortfalls", "constraint_status", "Measures", "program_measures", "BUDGET_S", "budget_s"]
 
 import math
 from dataclasses import dataclass, field, replace
@@ -32,6 +32,20 @@ _DEADLINE_STEP = 0.005  # relative precision of a suggested deadline
 _MAX_DEADLINE_FACTOR = 20.0
 _BIND_STEP = 0.10  # loosening step of the binding test (budgets, power, racks, deadlines)
 _UTIL_BIND_STEP = 0.05
+# Seconds all the explanations of a design of many workloads (past batches.EXACT_UP_TO) may take
+# together (alternatives, ranking, binding constraints, relaxations), within the command's
+# --time-limit: each re-solves the search, 2-5 s per re-solve at 50 workloads. Up to
+# EXACT_UP_TO workloads they are complete, as the search is (the examples' take under 1 s, 5
+# generated workloads 5-9 s). One cut short is left out with a warning, never given from a search
+# it did not finish (benchmarks/portfolio_scale.py).
+BUDGET_S = 8.0
+
+
+def budget_s(workloads: int) -> float | None:
+    """Seconds the explanations of a design of ``workloads`` workloads may take: None (only the
+    command's --time-limit bounds them) up to :data:`designer.optimize.batches.EXACT_UP_TO`,
+    else :data:`BUDGET_S`."""
+    return None if workloads <= batches.EXACT_UP_TO else BUDGET_S
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,9 @@ found an equally cheap assignment that does not pack either: the no-good cuts (1
 assignment at a time, and with many workloads there are more of equal cost than rounds, while
 each such round costs the solver more than the last (50 workloads: the energetic rounds take
 0.3-0.7 s each and lift the bound from $100M to $131M, the no-good rounds after them 0.5-13 s
-each and lift it by nothing).
+each and lift it by nothing). So with more than :data:`_NOGOOD_UP_TO` jobs on the cluster, a
+round that finds no overfull interval goes straight to the fallback: a no-good cut removes one
+assignment of fixed sizes among the many of equal cost.
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ from designer.optimize.schedule import Job, Slot, pack
 
 _ROUNDS = 12  # cuts allowed per program before the last assignment is kept at the size it needs
 _STALL = 2  # rounds in a row whose bound does not rise before the cuts stop
-_ENERGY_CUTS = 4  # energetic intervals added per round
+_ENERGY_CUTS = 16  # energetic intervals added per round (50 workloads: 3 rounds instead of 6 to reach the bound)
+_NOGOOD_UP_TO = 8  # on-prem jobs up to which a round without an overfull interval adds a no-good cut
 _ENERGY_TOL = 1e-6  # relative overfill of an interval that counts as a violation
 _SAME = 1e-6  # relative objective difference that counts as equal to the bound
 
@@ -148,10 +151,17 @@ def solve_scheduled(problem: Problem, *, solver: str = "highs", time_limit_s: fl
             problem = replace(problem, energy=(*problem.energy, *energy))
             if learned is not None:
                 learned.update(energy)
+        elif _onprem_jobs(sol) > _NOGOOD_UP_TO:
+            return _fallback(problem, sol, run)
         else:
             problem = replace(problem, exclude=(*problem.exclude, _conflict_cut(problem, sol)))
         rounds += 1
         sol = solve_problem(problem, **run)
+
+
+def _onprem_jobs(sol: Solution) -> int:
+    """How many of ``sol``'s workloads run on its on-prem system."""
+    return sum(key == sol.onprem_key for key, _ in sol.assignment.values()) if sol.onprem_key else 0
 
 
 def _energy_cuts(problem: Problem, sol: Solution) -> list[tuple[float, float]]:

@@ -97,9 +97,10 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
         return measures(ws, x)
 
     try:
-        sol = batches.solve(ws, th, **run)
+        sol = batches.solve(ws, th, evaluations=batches.search_budget(len(ws.workloads)), **run)
     except InfeasibleError as exc:
         if explain_design:
+            ws.deadline = _explaining(deadline, len(ws.workloads))
             try:
                 found = explain.diagnose(ws, th, measure=measure, fits=lambda lim: _fits(ws, th, lim, measure, run),
                                          **run)
@@ -107,7 +108,7 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
                                       relaxations=found.relaxations) from None
             except OutOfTime:
                 raise InfeasibleError(str(exc.args[0]) if exc.args else "no design meets every constraint",
-                                      reasons=("the time limit passed before the smallest relaxation was found",)) from None
+                                      reasons=(f"{_cut_short(ws)} before the smallest relaxation was found",)) from None
         reasons = explain.shortfalls(ws, th) if len(candidates) <= _SHORTFALLS_UP_TO else exc.reasons
         raise InfeasibleError("no design meets every constraint", reasons=_no_plan_reasons(spec, ws, reasons)) from None
     sol = _within_limits(ws, th, sol, measure, run)
@@ -117,24 +118,37 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
         warnings.append(f"{why}: best design found, optimality gap {sol.gap:.2%}")
     if not explain_design:
         return assemble_design(spec, ws, sol, (), (), tuple(warnings))
-    try:
-        alternatives = class_alternatives.alternatives(ws, th, sol, measure=measure, **run)
-    except OutOfTime:
-        alternatives = ()
-        warnings.append("time limit reached: alternatives not explored")
+    # The explanations re-solve many times: past a few workloads they share a budget of their own.
+    ws.deadline = _explaining(deadline, len(ws.workloads))
+    alternatives = tuple(class_alternatives.alternatives(ws, th, sol, measure=measure, **run))
+    unexplored = sum(a.reason.startswith(class_alternatives.NOT_EXPLORED) for a in alternatives)
+    if unexplored:
+        warnings.append(f"{_cut_short(ws)}: {unexplored} of {len(alternatives)} classes of alternatives not explored")
     if top > 1:
         try:
             alternatives = (*alternatives, *ranked.ranked(ws, th, sol, top, measure=measure, **run))
         except OutOfTime:
-            warnings.append("time limit reached: the ranking of the best designs is not complete")
+            warnings.append(f"{_cut_short(ws)}: the ranking of the best designs is not complete")
     # The server and switch pairs no catalog part can link, with the missing link named.
     alternatives = (*alternatives, *unbuildable_alternatives(rejected))
     try:
         constraints = explain.constraint_status(ws, th, sol, measure=measure, **run)
     except OutOfTime:
         constraints = ()
-        warnings.append("time limit reached: which constraints bind was not checked")
+        warnings.append(f"{_cut_short(ws)}: which constraints bind was not checked")
     return assemble_design(spec, ws, sol, alternatives, constraints, tuple(warnings))
+
+
+def _explaining(deadline: Deadline, workloads: int) -> Deadline:
+    """The deadline of the explanations: the command's, or sooner when they have a budget of
+    their own (:func:`designer.optimize.explain.budget_s`)."""
+    budget = explain.budget_s(workloads)
+    return deadline if budget is None else deadline.within(budget, "explanation budget")
+
+
+def _cut_short(ws: Workspace) -> str:
+    """What ended an explanation: the explanations' own budget or the command's time limit."""
+    return ws.deadline.reason()
 
 
 def _no_plan_reasons(spec: Spec, ws: Workspace, reasons: tuple[str, ...]) -> tuple[str, ...]:
@@ -247,7 +261,7 @@ def _within_limits(ws: Workspace, th: Thresholds, sol: Solution, measure, run: d
             lowered["racks"] = int(lowered["racks"])
         limits = replace(limits, **lowered)
         try:
-            sol = batches.solve(ws, th, limits=limits, **run)
+            sol = batches.solve(ws, th, limits=limits, evaluations=batches.search_budget(len(ws.workloads)), **run)
         except (InfeasibleError, SolverTimeoutError):
             break
         m = measure(sol)

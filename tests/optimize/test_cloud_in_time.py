@@ -9,6 +9,7 @@ import pytest
 from designer.errors import SolverTimeoutError
 from designer.optimize import batches, bounds
 from designer.optimize.clock import Deadline
+from designer.optimize.rigid import solve_scheduled
 from designer.optimize.workspace import Workspace
 from designer.planner.compile import compile_task
 from designer.planner.inputs import load_inputs
@@ -43,7 +44,9 @@ def _workspace(tmp_path: Path, evaluations_in_time: int, prepared: list | None =
 
 
 def test_the_cloud_offers_evaluated_in_time_give_a_feasible_design(tmp_path):
-    ws = _workspace(tmp_path, 3)
+    # Of the 9 offers 2 are evaluated without a limit (the others bill no workload less, below):
+    # the limit passes after the first.
+    ws = _workspace(tmp_path, 1)
     sol = batches.solve(ws, ws.task.thresholds)
     assert sol.status == "feasible" and sol.gap == 1.0
     assert sol.onprem_key is None and sol.assignment
@@ -70,3 +73,29 @@ def test_under_a_limit_the_offers_of_the_least_compute_bill_are_evaluated_first(
     assert prepared[0] == min(offers, key=lambda k: (floor(k), k))
     assert {k for k, _ in sol.assignment.values()} == {prepared[0]}
 
+
+
+def test_an_offer_that_bills_no_workload_less_is_not_evaluated(tmp_path):
+    # Minimizing cost, a cloud option adds only its bill: an offer whose least bill (the compute
+    # floor in instance-seconds at its rate) exceeds every workload's best evaluated bill is left
+    # out, and the design is the one over every offer evaluated.
+    ws = _workspace(tmp_path, 100)
+    sol = batches.solve(ws, ws.task.thresholds)
+    th = ws.task.thresholds
+    offers = sorted(c.key for c in ws.candidates if c.deployment is Deployment.CLOUD)
+    evaluated = [k for k in offers if ws.evaluated(k)]
+    skipped = [k for k in offers if k not in evaluated and ws.system(k) is not None]
+    assert len(evaluated) == 2 and len(skipped) == 7
+    best = {w.name: bounds.cloud_floor(ws, w.name, th, evaluated) for w in ws.workloads}
+    for k in skipped:
+        system = ws.system(k)
+        floor = bounds.flops_gpu_seconds(ws, k)
+        assert all(floor[w] / system.candidate.gpus_per_node * system.usd_per_node_s > best[w] for w in best)
+    full = _workspace(tmp_path, 100)
+    for k in offers:
+        full.prepare(k, th)
+    assert all(bounds.cloud_floor(full, w, th, offers) == pytest.approx(best[w]) for w in best)
+    ready = [k for k in offers if full.system(k) is not None]
+    every = solve_scheduled(full.problem(ready, th)).objective
+    assert solve_scheduled(full.problem(evaluated, th)).objective == pytest.approx(every, rel=1e-12)
+    assert sol.objective <= every * (1 + 1e-12)

@@ -51,6 +51,7 @@ def _overfull_by_definition(jobs, capacity):
 
 @given(job_sets, st.integers(1, 256))
 def test_the_overfull_intervals_are_those_of_the_definition(jobs, capacity):
+    from designer.optimize import rigid
     from designer.optimize.rigid import overfull
 
     rows = [(j.gpus, j.time_s, j.deadline_s) for j in jobs]
@@ -59,5 +60,5 @@ def test_the_overfull_intervals_are_those_of_the_definition(jobs, capacity):
     # Every interval returned is overfull, and they are the most overfull ones (intervals overfull
     # alike to float noise may stand in for each other at the cut-off).
     assert all(pair in want for pair in got)
-    top = sorted(want.values(), reverse=True)[:4]
+    top = sorted(want.values(), reverse=True)[:rigid._ENERGY_CUTS]
     assert [want[pair] for pair in got] == pytest.approx(top, rel=1e-9)

@@ -14,14 +14,17 @@ class _Problem:
     energy: tuple = ()
 
 
-def _loop(monkeypatch, objectives: list[float]) -> tuple[int, object]:
+def _loop(monkeypatch, objectives: list[float], jobs: int = 3) -> tuple[int, object]:
     """Run the loop on programs whose optima are ``objectives`` (then the last, repeated), none
-    of which packs; (programs solved, what the loop returned)."""
+    of which packs, each with ``jobs`` workloads on the cluster and one in the cloud; (programs
+    solved, what the loop returned)."""
     calls = []
+    assignment = {**{f"w{i}": ("k", None) for i in range(jobs)}, "c": ("cloud", None)}
 
     def solve(problem, **_):
         calls.append(problem)
-        return SimpleNamespace(objective=objectives[min(len(calls), len(objectives)) - 1])
+        return SimpleNamespace(objective=objectives[min(len(calls), len(objectives)) - 1], onprem_key="k",
+                               assignment=assignment)
 
     monkeypatch.setattr(rigid, "solve_problem", solve)
     monkeypatch.setattr(rigid, "pack_solution", lambda problem, sol: None)
@@ -47,4 +50,16 @@ def test_rounds_that_raise_the_bound_keep_cutting(monkeypatch):
 
 def test_a_rise_resets_the_count_of_stalled_rounds(monkeypatch):
     solved, _ = _loop(monkeypatch, [1.0, 1.0, 2.0, 2.0, 2.0, 2.0])
+    assert solved == 3 + rigid._STALL
+
+
+def test_with_many_jobs_a_round_without_an_overfull_interval_keeps_the_assignment(monkeypatch):
+    # Nine jobs on the cluster: a no-good cut would remove one assignment of many of equal cost,
+    # so the first program that finds no overfull interval goes to the fallback at its bound.
+    solved, out = _loop(monkeypatch, [1.0, 2.0, 3.0], jobs=rigid._NOGOOD_UP_TO + 1)
+    assert (solved, out) == (1, ("kept", 1.0))
+
+
+def test_with_few_jobs_no_good_rounds_still_run(monkeypatch):
+    solved, _ = _loop(monkeypatch, [1.0, 2.0, 3.0], jobs=rigid._NOGOOD_UP_TO)
     assert solved == 3 + rigid._STALL

@@ -138,3 +138,37 @@ def test_a_pinned_system_runs_each_workload_on_the_most_gpus_that_qualify(tmp_pa
     if above <= cluster:
         with pytest.raises((InfeasibleError, PerfError)):
             _plan(tmp_path, text.replace("    deadline:", f"    gpus: {above}\n    deadline:"))
+
+
+def _two_runs(deadline_days: float) -> str:
+    """The SuperPOD spec with two Llama 3 70B runs (2T tokens each, tp 8 x pp 4, no GPU count),
+    both due by ``deadline_days``."""
+    one = SUPERPOD.replace("    gpus: 1024\n", "").replace("deadline: 120 days", f"deadline: {deadline_days:g} days")
+    run = one[one.index("  - name: llama3-70b"):one.index("constraints:")]
+    return one.replace(run, run.replace("name: llama3-70b", "name: a") + run.replace("name: llama3-70b", "name: b"))
+
+
+def test_two_runs_that_fit_back_to_back_each_use_the_whole_system(tmp_path):
+    # On all 1,024 GPUs a run takes 2e12 tokens / 973,366 tokens/s = 23.78 days (designer estimate
+    # with gpus: 1024): two back to back end on day 47.56, inside 48 days.
+    design = _plan(tmp_path, _two_runs(48))
+    a, b = sorted(design.workloads, key=lambda w: w.start_day)
+    assert (a.gpus, b.gpus) == (1024, 1024)
+    assert a.start_day == 0 and a.end_day == pytest.approx(23.78, abs=0.01)
+    assert b.start_day == pytest.approx(a.end_day) and b.end_day == pytest.approx(47.56, abs=0.01)
+    assert not [x for x in design.warnings if "cannot all run on the most GPUs" in x]
+
+
+def test_runs_that_do_not_fit_at_the_largest_size_are_sized_by_the_program(tmp_path):
+    # Due by 47.3 days, two runs on all 1,024 GPUs need 47.56 days back to back: the largest sizes
+    # do not fit, so the program sizes them. On 512 GPUs a run takes 2e12 / 491,224 tokens/s =
+    # 47.12 days at 0.807 utilization, so both run side by side on half the system each, and no
+    # other split meets the deadline (on fewer GPUs a run takes longer than 47.3 days).
+    design = _plan(tmp_path, _two_runs(47.3))
+    assert design.system.gpus == 1024
+    for w in design.workloads:
+        assert w.gpus == 512 and (w.tp, w.pp, w.dp) == (8, 4, 16)
+        assert w.start_day == 0 and w.end_day == pytest.approx(47.12, abs=0.01) and w.end_day <= 47.3
+        assert w.utilization == pytest.approx(0.807, abs=0.001)
+    assert any(x.startswith("the workloads cannot all run on the most GPUs of the pinned system their plans can use")
+               and x.endswith("they are sized to meet every constraint") for x in design.warnings)

@@ -1,0 +1,71 @@
+"""The explanations share a budget of their own inside the command's limit, and one cut short is
+listed as not explored, never with a design its search did not finish."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from designer.optimize import alternatives, batches
+from designer.optimize.clock import Deadline
+from designer.optimize.workspace import Workspace
+from designer.planner.compile import compile_task
+from designer.planner.inputs import load_inputs
+from test_deadline import HYBRID, _Clock
+
+
+def test_a_budget_ends_at_the_sooner_of_its_own_end_and_the_limit():
+    clock = _Clock()
+    unlimited = Deadline(None, clock).within(10.0, "explanation budget")
+    assert unlimited.limit_s is None  # the searches order their work as without a limit
+    assert unlimited.remaining() == 10.0 and not unlimited.expired()
+    clock.now = 10.0
+    assert unlimited.expired() and unlimited.budget_spent()
+    assert unlimited.reason() == "explanation budget of 10 s spent"
+    clock.now = 0.0
+    limited = Deadline(4.0, clock).within(10.0, "explanation budget")
+    assert limited.limit_s == 4.0 and limited.remaining() == 4.0
+    clock.now = 5.0
+    assert limited.expired() and not limited.budget_spent()
+    assert limited.reason() == "time limit reached"
+
+
+def test_classes_the_budget_does_not_reach_are_listed_as_not_explored(tmp_path):
+    path = Path(tmp_path) / "spec.yaml"
+    path.write_text(HYBRID)
+    spec, catalog = load_inputs(path)
+    full = Workspace(compile_task(spec, catalog))
+    th = full.task.thresholds
+    sol = batches.solve(full, th)
+    every = alternatives.alternatives(full, th, sol, solver="highs", time_limit_s=None)
+    assert not [a for a in every if a.reason.startswith(alternatives.NOT_EXPLORED)]
+
+    ws = Workspace(compile_task(spec, catalog))
+    clock = _Clock()
+    ws.deadline = Deadline(None, clock).within(10.0, "explanation budget")
+    chosen = batches.solve(ws, th)
+    solves = []
+
+    def spend(evaluated: int, programs: int, best) -> None:
+        solves.append(programs)
+        if len(solves) == 2:
+            clock.now = 11.0  # the budget runs out in the second class's search
+
+    ws.progress = spend
+    cut = alternatives.alternatives(ws, th, chosen, solver="highs", time_limit_s=None)
+    assert [a.label for a in cut] == [a.label for a in every]
+    done = [a for a in cut if not a.reason.startswith(alternatives.NOT_EXPLORED)]
+    left = [a for a in cut if a.reason.startswith(alternatives.NOT_EXPLORED)]
+    assert done and left
+    # What was explored is what the whole search finds; the rest say why they are not.
+    assert done == every[:len(done)]
+    assert all(a.reason == "not explored: explanation budget of 10 s spent" and a.total_usd is None
+               and not a.feasible for a in left)
+
+
+def test_only_portfolios_past_the_exact_search_have_an_explanation_budget():
+    from designer.optimize import explain
+
+    assert explain.budget_s(batches.EXACT_UP_TO) is None  # complete, as the search is
+    assert explain.budget_s(batches.EXACT_UP_TO + 1) == explain.BUDGET_S == 8.0
+    assert batches.search_budget(batches.EXACT_UP_TO) is None
+    assert [batches.search_budget(w) for w in (11, 20, 50, 100)] == [9, 5, 2, 2]
