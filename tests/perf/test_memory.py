@@ -47,6 +47,26 @@ def test_korthikanti_activations_sequence_parallel_selective():
     assert act / GIB == pytest.approx(9.5625, rel=ACTIVATION_TOL)
 
 
+def test_gqa_swiglu_activations_without_dropout():
+    """Llama 3 405B (8 KV heads, SwiGLU of width 53,248, RMSNorm, no dropout, fused attention) at TP8
+    with sequence parallelism: per layer and micro-batch ``s b h / t`` times 4 (the two norm
+    inputs) + 4 (the QKV and first-MLP inputs) + 2 (Q) + 4 kv/h (K, V at the KV width) + 2 (the
+    attention output) + 4 f/h (the gate and up outputs) + 2 f/h (the second MLP input) = 31.75
+    bytes, where Korthikanti's 34 counts two dropout masks, full-width K and V and a 4h GeLU:
+    0.533 GB at sequence 8,192. On the 8,192-GPU layout of the Llama 3 paper (Table 4: PP16 with
+    one layer fewer on the first and last stages, 32 micro-batches) interleaving at v = 8 keeps
+    141 such layer-micro-batches on the second stage."""
+    m = ModelArch("llama3-405b", 126, 16384, 128, 8, 53248, 128256, 8192, gated_mlp=True)
+    job = Job(m, global_batch=2048, tokens=1e9, precision="bf16", recompute="none",
+              software=resolve_software("fsdp2"))
+    plan = Plan(tp=8, pp=16, dp=64, microbatch=1, virtual_stages=8, zero=2, sequence_parallel=True)
+    per_layer = layer_activation_bytes(job, plan)
+    assert per_layer == pytest.approx(8192 * 16384 / 8 * 31.75)
+    assert per_layer / 1e9 == pytest.approx(0.5327, rel=1e-3)
+    mem = memory_per_gpu(job, plan, 32)
+    assert mem.activations == pytest.approx(141 * per_layer)
+
+
 def test_korthikanti_parameter_and_optimizer_state():
     plan = Plan(tp=8, pp=1, dp=1, microbatch=4, zero=0, sequence_parallel=True)
     mem = memory_per_gpu(_job("selective"), plan, 1)
