@@ -170,7 +170,13 @@ def _pinned_sizes(ws: Workspace, th: Thresholds, run: dict) -> tuple[Workspace |
     try:
         batches.solve(sized, th, **run)
     except (InfeasibleError, SolverTimeoutError) as exc:
-        why = exc.reasons[0] if getattr(exc, "reasons", ()) else str(exc.args[0]) if exc.args else "no design"
+        if isinstance(exc, InfeasibleError):
+            # Each meets its thresholds there alone: what fails is running them all so, by their
+            # deadlines, within the limits.
+            counts = ", ".join(f"{w.name} on {w.gpus:,}" for w in task.workloads if w.gpus is not None)
+            why = f"with {counts} GPUs no design meets every deadline and limit"
+        else:
+            why = str(exc.args[0]) if exc.args else "no design"
         return None, (f"the workloads cannot all run on the most GPUs of the pinned system their plans can "
                       f"use ({why}); they are sized to meet every constraint",)
     return sized, notes
