@@ -14,12 +14,16 @@
   the known "small hidden size, lower efficiency" effect.
 
 Backward costs twice the forward GEMMs (input and weight gradients). Recomputation adds a
-second forward (full) or a second attention core (selective).
+second forward (full) or a second attention core (selective). On a stack whose selective
+recomputation is torchtitan's per-op policy (``Profile.selective_ops``) it adds the element-wise
+ops between the saved matmul outputs and every second matmul of the block
+(:func:`op_sac_gemm_share`).
 """
 
 from __future__ import annotations
 
-__all__ = ["LayerTimes", "peak_rate", "gemm_rate", "layer_times", "logit_times", "optimizer_step_s"]
+__all__ = ["LayerTimes", "peak_rate", "gemm_rate", "layer_times", "logit_times", "optimizer_step_s",
+           "op_sac_gemm_share"]
 
 import math
 from dataclasses import dataclass
@@ -114,6 +118,49 @@ def _gemm_operands(m, plan: Plan, moe_layer: bool) -> tuple[float, float, float,
     return attn_act + mlp_act, weights, cast_fwd, cast_bwd
 
 
+def op_sac_gemm_share(m, moe_layer: bool = False) -> float:
+    """Share of a layer's forward GEMM FLOPs that torchtitan's per-op selective checkpointing
+    recomputes in the backward: every second matmul of the block in forward order.
+
+    torchtitan's policy "saves output of all compute ops, except every second mm"
+    (torchtitan/distributed/activation_checkpoint.py, ``_custom_policy``: a per-block counter of
+    ``aten.mm`` calls, ``PREFER_RECOMPUTE`` when it is even). Its Llama block calls ``wq, wk, wv,
+    wo`` then ``w1, w3, w2`` (gated; ``w1, w2`` plain), so ``wk``, ``wo`` and ``w3`` (plain:
+    ``w2``) are recomputed; with latent attention ``wq_a, wq_b, wkv_a, wkv_b, wo`` (``wq, wkv_a,
+    wkv_b, wo`` without a query latent). An MoE layer counts its attention, router and shared
+    experts; its routed experts run as grouped matmuls, which the counter does not see (kept; an
+    estimate).
+
+    Examples:
+        >>> from designer.perf.types import ModelArch
+        >>> llama8b = ModelArch("llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192, gated_mlp=True)
+        >>> round(op_sac_gemm_share(llama8b), 4)  # (wk + wo + w3) / all seven
+        0.3654
+    """
+    h = m.hidden
+    if m.mla is not None:
+        a = m.mla
+        kv_a = h * (a.kv_lora_rank + a.qk_rope_head_dim)
+        kv_b = a.kv_lora_rank * m.heads * (a.qk_nope_head_dim + a.v_head_dim)
+        if a.q_lora_rank:
+            attn = [h * a.q_lora_rank, a.q_lora_rank * m.q_dim, kv_a, kv_b, m.v_dim * h]
+        else:
+            attn = [h * m.q_dim, kv_a, kv_b, m.v_dim * h]
+    else:
+        attn = [h * m.q_dim, h * m.kv_dim, h * m.kv_dim, m.q_dim * h]
+    if moe_layer and m.moe is not None:
+        f = m.expert_size * m.moe.shared_experts  # the shared experts run after the router, as dense mms
+        shared = ([h * f, h * f, f * h] if m.gated_mlp else [h * f, f * h]) if f else []
+        mms = attn + [h * m.moe.experts] + shared
+        experts = m.mlp_matrices * h * m.expert_size * m.moe.top_k
+    else:
+        f = m.ffn_size
+        mms = attn + ([h * f, h * f, f * h] if m.gated_mlp else [h * f, f * h])
+        experts = 0
+    total = float(sum(mms) + experts)
+    return sum(mms[1::2]) / total if total > 0 else 0.0
+
+
 def layer_times(job: Job, plan: Plan, gpu: Gpu, moe_layer: bool = False) -> LayerTimes:
     """Forward, backward and recompute seconds of one layer for one micro-batch on one GPU.
 
@@ -180,7 +227,8 @@ def layer_times(job: Job, plan: Plan, gpu: Gpu, moe_layer: bool = False) -> Laye
     if job.recompute is Recompute.FULL:
         recompute = fwd
     elif job.recompute is Recompute.SELECTIVE and job.software.profile.selective_ops:
-        recompute = elem_f  # the element-wise ops between the saved matmul outputs
+        # the element-wise ops between the saved matmul outputs and every second matmul
+        recompute = elem_f + op_sac_gemm_share(m, moe_layer) * (gemm_f + gemm_mem_f)
     elif job.recompute is Recompute.SELECTIVE:
         recompute = attn_f
     else:

@@ -69,3 +69,24 @@ def test_peak_rate_is_the_datasheet_peak_of_the_precision():
     # achievable GEMM rate: 794.5 TFLOP/s MAMF x the 0.926 sustained clock fraction
     assert gemm_rate(H100, Precision.BF16) == pytest.approx(794.5e12 * 0.926, rel=1e-6)
     assert layer_times(Job(LLAMA3_8B, 8, 1e9), Plan(tp=1, pp=1, dp=1), H100).fwd_s > 0
+
+
+def test_torchtitan_selective_checkpointing_recomputes_every_second_matmul():
+    """torchtitan's per-op policy saves every compute op's output "except every second mm": in a
+    GPT block (q, k, v, o, fc1, fc2) that is k, o and fc2, 6 h^2 of the 12 h^2 weights; in a Llama 3
+    8B block wk, wo and w3, (4096 x 1024 + 4096^2 + 4096 x 14336) / 218.1M. The backward pays them
+    again with the element-wise ops, on top of what Megatron-Core's selective recomputation (the
+    attention core) costs."""
+    from designer.perf.compute import op_sac_gemm_share
+
+    from .factories import GPT_1B
+
+    assert op_sac_gemm_share(GPT_1B) == pytest.approx(0.5, rel=1e-12)
+    h, kv, f = 4096, 1024, 14336
+    assert op_sac_gemm_share(LLAMA3_8B) == pytest.approx((h * kv + h * h + h * f) / (2 * h * h + 2 * h * kv + 3 * h * f))
+    plan = Plan(tp=1, pp=1, dp=8, microbatch=2)
+    fsdp = Job(LLAMA3_8B, 64, 1e9, recompute="selective", software=resolve_software("fsdp2"))
+    lt = layer_times(fsdp, plan, H100)
+    base = layer_times(replace(fsdp, recompute="none"), plan, H100)
+    # at least the recomputed matmuls' share of the forward GEMM math, at most the whole forward
+    assert op_sac_gemm_share(LLAMA3_8B) * lt.gemm_fwd_s < lt.recompute_s < base.fwd_s - base.attn_fwd_s
