@@ -39,7 +39,10 @@ class StepEstimate:
 
     ``peak_flops`` is the dense peak FLOP/s of the training precision on the GPU the plan ran
     on (:func:`~designer.perf.compute.peak_rate`), so ``mfu == tflops_per_gpu * 1e12 /
-    peak_flops``: an MFU only reads against the GPU it was computed for. ``recompute`` is the
+    peak_flops``: an MFU only reads against the GPU it was computed for. ``mfu`` counts the
+    attention core over the full square (Megatron's papers, NeMo up to 25.04); ``mfu_causal`` the
+    same step with the causal count (Llama 3 paper, torchtitan, NeMo from 25.09;
+    :func:`~designer.perf.flops.causal_model_flops_per_token`). ``recompute`` is the
     activation recomputation the plan runs (the search's choice under ``auto``), ``software``
     the stack, ``memory_usable_bytes`` the HBM a plan may fill (after the reserve).
     """
@@ -62,6 +65,7 @@ class StepEstimate:
     memory_usable_bytes: float = 0.0
     stage_layers: tuple[int, ...] = ()  # transformer layers on the first, each middle and the last stage
     offload_bytes_per_gpu: float = 0.0  # activations kept in host memory at the peak (designer.perf.offload)
+    mfu_causal: float = 0.0  # MFU with causal attention FLOPs (half the score matrix)
 
     @property
     def time_to_train_days(self) -> float:
@@ -94,6 +98,7 @@ class StepEstimate:
             "step_time_s": self.step_time_s,
             "utilization": self.utilization,
             "mfu": self.mfu,
+            "mfu_causal": self.mfu_causal,
             "tflops_per_gpu": self.tflops_per_gpu,
             "tokens_per_s": self.tokens_per_s,
             "time_to_train_days": self.time_to_train_days,

@@ -26,6 +26,7 @@ __all__ = [
     "mtp_layer_flops_per_token",
     "forward_flops_per_token",
     "model_flops_per_token",
+    "causal_model_flops_per_token",
     "model_flops",
     "recompute_flops_per_token",
     "hardware_flops",
@@ -102,6 +103,27 @@ def model_flops_per_token(model: ModelArch) -> float:
     ``6 N + 12 l h s`` for a dense model with N parameters.
     """
     return 3.0 * forward_flops_per_token(model)
+
+
+def causal_model_flops_per_token(model: ModelArch) -> float:
+    """Model FLOPs per token with causal attention counted: the attention core's score and value
+    matmuls over the lower triangle only, half of :func:`model_flops_per_token`'s full square.
+
+    ``3 (forward - (l + mtp) a / 2)`` with ``a`` :func:`attention_flops_per_token`. This is the
+    count of Meta's Llama 3 paper and torchtitan (``6 N + 6 l h s``, half of the ``12 l h s``
+    attention term), and of Megatron-Bridge/NeMo from 25.09; NeMo up to 25.04 and Megatron's
+    papers count the full square (:func:`model_flops_per_token`).
+
+    Examples:
+        >>> from designer.perf.types import ModelArch
+        >>> gpt = ModelArch("gpt", layers=2, hidden=64, heads=4, kv_heads=None, ffn=None,
+        ...                 vocab=100, seq_len=32)
+        >>> l, h, s = 2, 64, 32
+        >>> model_flops_per_token(gpt) - causal_model_flops_per_token(gpt) == 6 * l * h * s
+        True
+    """
+    attention = (model.layers + model.mtp_layers) * attention_flops_per_token(model)
+    return 3.0 * (forward_flops_per_token(model) - 0.5 * attention)
 
 
 def recompute_flops_per_token(model: ModelArch, recompute: Recompute) -> float:

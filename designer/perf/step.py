@@ -34,7 +34,9 @@ utilization = compute / step.
 Throughput figures all derive from the step time and the plan-independent model FLOPs of a
 step, ``F = model_flops_per_token x global_batch x seq_len`` (:mod:`designer.perf.flops`):
 ``tflops_per_gpu = F / (step x gpus) / 1e12``, ``mfu = F / (step x gpus x peak)`` with
-``peak`` the dense peak of the training precision (:func:`~designer.perf.compute.peak_rate`),
+``peak`` the dense peak of the training precision (:func:`~designer.perf.compute.peak_rate`);
+``mfu_causal`` the same with the causal attention count
+(:func:`~designer.perf.flops.causal_model_flops_per_token`),
 ``tokens_per_s = global_batch x seq_len / step`` and ``time_to_train = tokens / tokens_per_s``.
 """
 
@@ -55,7 +57,7 @@ from designer.perf.cluster import Cluster
 from designer.perf.compute import LayerTimes, layer_times, logit_times, optimizer_step_s, peak_rate
 from designer.perf.dataparallel import dp_terms
 from designer.perf.estimate import Breakdown, StepEstimate
-from designer.perf.flops import model_flops_per_token
+from designer.perf.flops import causal_model_flops_per_token, model_flops_per_token
 from designer.perf.memory import memory_per_gpu, stage_params, usable_hbm_bytes
 from designer.perf.offload import NO_OFFLOAD, offload_exposed_s, offload_for
 from designer.perf.overlap import exposed_s
@@ -175,6 +177,7 @@ def estimate_from(job: Job, plan: Plan, cluster: Cluster, t: Timing) -> StepEsti
         step_time_s=step,
         utilization=compute / step,
         mfu=flops_step / (step * gpus * peak),
+        mfu_causal=causal_model_flops_per_token(m) * tokens_step / (step * gpus * peak),
         tflops_per_gpu=flops_step / step / gpus / 1e12,
         tokens_per_s=tokens_per_s,
         time_to_train_s=job.tokens / tokens_per_s,
