@@ -91,6 +91,7 @@ class Profile:
     ``"never"`` where the reduction runs bucket by bucket inside the backward.
     ``unprefetched_chunks``: with interleaving, how many of a stage's first model chunks gather
     their parameters only when their own first forward starts (each exposes its first bucket).
+    ``min_interleaved_pp``: the fewest pipeline stages the stack's interleaved schedule runs on.
 
     Numerics and memory: ``dropout`` (the recipes of the stack's era keep hidden and attention
     dropout), ``weight_bytes``, ``grad_bytes``, ``optimizer_bytes`` per parameter (before
@@ -140,6 +141,7 @@ class Profile:
     expert_folding: bool = False  # an expert tensor-parallel size below tp (MoE parallel folding)
     chunk_grad_sync: str = "never"  # "never" | "interleaved" | "always" (see the class docstring)
     unprefetched_chunks: int = 1
+    min_interleaved_pp: int = 2
 
     @property
     def default_attention(self) -> Attention:

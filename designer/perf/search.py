@@ -7,8 +7,8 @@ sequences (at least 4,096 tokens per rank), pp any divisor of the remaining GPUs
 stack can split the layers over (evenly, or with other first and last stages,
 :func:`designer.perf.pipeline.stage_layout`), ep a common divisor of dp and the expert count,
 micro-batches of 1-8 sequences, interleaving at every depth that divides a stage's layers on
-stacks that interleave, and the stack's ZeRO stages (with pipeline parallelism only those its
-pipeline engine runs). With ``recompute: auto`` every recomputation the stack has is tried
+stacks that interleave (on as many stages as their schedule runs, ``Profile.min_interleaved_pp``),
+and the stack's ZeRO stages (with pipeline parallelism only those its pipeline engine runs). With ``recompute: auto`` every recomputation the stack has is tried
 too. Every ZeRO stage that fits is timed (their data-parallel schedules differ,
 :mod:`designer.perf.dataparallel`), except that a stage reducing every micro-batch is skipped when
 a bound from a once-a-step stage of the same shape shows it cannot win.
@@ -143,7 +143,7 @@ def _plan_groups(job: Job, gpn: int, gpus: int, fixed: PlanConstraints | None) -
                        [b for b in _pow2_upto(_MAX_MICROBATCH) if per_replica % b == 0])
                 if f.virtual_stages:
                     vs: Iterable[int] = [f.virtual_stages]
-                elif pp == 1 or layout is None or not prof.interleaving:
+                elif pp < max(2, prof.min_interleaved_pp) or layout is None or not prof.interleaving:
                     vs = [1]
                 else:
                     vs = interleave_depths(layout)

@@ -104,6 +104,9 @@ _MEGATRON_LM_2021 = Profile(
     context_parallel=False,
     expert_parallel=False,
     interleaving=True,  # interleaved 1F1B with the scatter/gather optimisation (SC21 sec. 2.2, 4.1)
+    # "pipeline-model-parallel size should be greater than 2 with interleaved schedule"
+    # (megatron/arguments.py, an assertion; README: "not supported for pipelines with 2 stages")
+    min_interleaved_pp=3,
     uneven_pipeline=False,  # layers must divide evenly over the stages
     tp_comm_overlap=False,
     # the async all-reduce of the input gradient beside the weight-gradient GEMM arrived on

@@ -103,6 +103,9 @@ def structure_reason(job: Job, plan: Plan, gpu: Gpu, *, trusted: bool = False) -
     if plan.virtual_stages > 1:
         if plan.pp == 1:
             return "virtual_stages > 1 needs pipeline parallelism (pp > 1)"
+        if plan.pp < prof.min_interleaved_pp:
+            return (f"{prof.name}'s interleaved schedule needs pp of {prof.min_interleaved_pp} or more, "
+                    f"not {plan.pp}")
         if plan.virtual_stages not in interleave_depths(layout):
             return (f"virtual_stages={plan.virtual_stages} does not divide the {layout.middle} layers "
                     f"of a pipeline stage")

@@ -13,6 +13,7 @@ from designer.perf import (
 )
 from designer.perf import constants as K
 from designer.perf.overlap import exposed_s
+from designer.perf.structure import structure_reason
 from designer.spec.choices import ATTENTION_KERNELS, SOFTWARE_PRESETS
 
 from .factories import A100, GPT3, GPT_1B, H100, HDR, LLAMA3_8B, LLAMA3_70B, NDR
@@ -107,9 +108,17 @@ def test_search_uses_only_what_megatron_lm_2021_has():
     assert plans and all(p.cp == 1 and not p.sequence_parallel and p.zero == 0 for p in plans)
     assert all(96 % p.pp == 0 for p in plans)
     assert any(p.virtual_stages > 1 for p in plans)
+    # "pipeline-model-parallel size should be greater than 2 with interleaved schedule"
+    assert all(p.pp > 2 for p in plans if p.virtual_stages > 1)
+    assert any(p.pp == 2 for p in plans)
     best = search_plans(job, Cluster(H100, NDR), 1024)
     assert best.recompute in (Recompute.NONE, Recompute.FULL)
     assert best.software.preset == "megatron-lm-2021"
+    pinned = replace(job, recompute=Recompute.FULL)
+    pp2 = Plan(tp=8, pp=2, dp=64, virtual_stages=2, zero=0, sequence_parallel=False)
+    assert "needs pp of 3 or more" in check_plan(pinned, pp2, Cluster(H100, NDR))
+    core = replace(pinned, software=resolve_software("megatron-core"))  # Megatron-Core interleaves 2 stages
+    assert structure_reason(core, pp2, H100) is None
 
 
 def test_search_uses_only_what_deepspeed_has():
