@@ -39,8 +39,13 @@ from designer import perf  # noqa: E402
 from designer.perf import constants as K  # noqa: E402
 from designer.perf.flops import model_flops_per_token  # noqa: E402
 
+import validation_autoplan as autoplan  # noqa: E402
 import validation_collectives as collectives  # noqa: E402
 import validation_runs as runs  # noqa: E402
+
+# The planner's own plans against the best published run (benchmarks/validation_autoplan.py).
+auto_plan, auto_table, best_published = autoplan.auto_plan, autoplan.auto_table, autoplan.best_published
+LLAMA3_70B_1024, LLAMA3_70B_BEST_MFU = autoplan.LLAMA3_70B_1024, autoplan.LLAMA3_70B_BEST_MFU
 
 DOC = ROOT / "docs" / "validation.md"
 # The error band the design review page states (package data: the page cannot read docs/).
@@ -217,68 +222,6 @@ def leave_one_source_out(results: list[Result]) -> tuple[dict[str, float], dict[
     return errors, fitted
 
 
-# --- the planner's own plans against the best published run --------------------------------
-
-def _model_key(row: runs.Row) -> tuple:
-    m = row.run["model"]
-    if "preset" in m:
-        return (m["preset"], m.get("seq_len"))
-    return (m.get("layers"), m.get("hidden"), m.get("ffn"), m.get("seq_len"))
-
-
-def best_published(results: list[Result]) -> list[Result]:
-    """Per (model, GPU, precision, stack): the published run with the most model FLOP/s per GPU."""
-    best: dict[tuple, Result] = {}
-    for r in results:
-        if r.row.run.get("moe") or "moe" in str(r.row.run["model"]):
-            continue
-        key = (_model_key(r.row), r.row.cluster["server"], r.row.run["precision"], r.row.run["software"]["preset"])
-        tf = _tflops(r, r.published_s)
-        if key not in best or tf > _tflops(best[key], best[key].published_s):
-            best[key] = r
-    return sorted(best.values(), key=lambda r: r.row.id)
-
-
-def _tflops(r: Result, step_s: float) -> float:
-    est = r.prediction.estimate
-    model_flops = est.tflops_per_gpu * est.step_time_s  # per GPU, per step, model FLOPs / 1e12
-    return model_flops / step_s
-
-
-def auto_plan(row: runs.Row, software: dict | None = None):
-    """The planner's own plan for a row's model, GPUs, batch and cluster: parallelism and
-    recomputation ``auto``, the row's stack (or ``software``)."""
-    auto_row = replace(row, run={**row.run, "parallelism": {k: None for k in runs.PLAN_FIELDS},
-                                 "recompute": None, "software": software or row.run["software"]})
-    spec, catalog = runs._load(runs.spec_text(auto_row), f"{row.id}-auto.yaml")
-    from designer import planner
-    return planner.estimate(spec, catalog).workloads[0].estimate
-
-
-# dgxc-benchmarking, NeMo 24.12, Llama 3.1 70B BF16 on 2,048 H100 with TP overlap: 14.84 s a step, 53.6 %
-# MFU in the non-causal count (the largest published Megatron-Core/NeMo run of the model on H100).
-LLAMA3_70B_BEST_MFU = 0.536
-LLAMA3_70B_1024 = runs.Row(
-    id="llama3-70b-1024xH100-default-stack", source="(planner)", measured={},
-    cluster={"server": "dgx-h100", "switch": "nvidia-qm9700", "fabric": "infiniband", "topology": "rail_optimized"},
-    run={"cluster": "dgx-h100", "gpus": 1024, "software": {"preset": "megatron-core"},
-         "model": {"preset": "llama3-70b"}, "global_batch": 1024, "precision": "bf16", "recompute": None,
-         "parallelism": {k: None for k in runs.PLAN_FIELDS}})
-
-
-def auto_table(results: list[Result]) -> list[dict]:
-    """The planner's plan against the best published run, per model, GPU, precision and stack."""
-    out = []
-    for r in best_published(results):
-        try:
-            est = auto_plan(r.row)
-        except Exception as exc:  # noqa: BLE001 - a row whose auto plan fails is shown with why
-            out.append({"row": r, "auto": None, "why": str(exc)})
-            continue
-        out.append({"row": r, "auto": est, "why": ""})
-    return out
-
-
 # --- rendering ---------------------------------------------------------------------------------
 
 def _pct(x: float | None, signed: bool = True) -> str:
@@ -334,60 +277,7 @@ def render(results, unscored, not_added, loso, fitted, table, llama70) -> str:
     lines += [f"- {rid}: {why}" for rid, why in unscored]
     lines += ["", "Published rows not added to the data (not complete enough for a spec):", ""]
     lines += [f"- {rid}: {why}" for rid, why in not_added.items()]
-    lines += ["", "## The planner's plans against the best published run", "",
-              "For each model, GPU, precision and stack, the published run with the most model TFLOP/s per "
-              "GPU against the plan `designer estimate` picks for the same model, GPUs, batch, cluster and "
-              "stack with `parallelism: auto` and `recompute: auto`. MFU counts model FLOPs with full "
-              "(non-causal) attention, Megatron's and NeMo's convention up to 25.04, against the dense peak "
-              "of the precision. The ratio is the product of two factors: the model's own error on the published "
-              "plan (its predicted MFU there over the published one) and the gain the model claims for the auto "
-              "plan over it (auto over the published plan, both predicted).", "",
-              "| best published run | GPUs | stack | its plan | published MFU | predicted on its plan | auto plan | "
-              "predicted MFU | auto / published | auto / its plan (predicted) |",
-              "| --- | ---: | --- | --- | ---: | ---: | --- | ---: | ---: | ---: |"]
-    for t in table:
-        r = t["row"]
-        est = r.prediction.estimate
-        pub_mfu = _tflops(r, r.published_s) * 1e12 / est.peak_flops
-        if t["auto"] is None:
-            lines.append(f"| {r.row.id} | {r.row.run['gpus']:,} | {est.software.preset} | {est.plan.describe()} | "
-                         f"{_pct(pub_mfu, False)} | {_pct(est.mfu, False)} | - ({t['why'][:80]}) | - | - | - |")
-            continue
-        a = t["auto"]
-        lines.append(f"| {r.row.id} | {r.row.run['gpus']:,} | {est.software.preset} | {est.plan.describe()} | "
-                     f"{_pct(pub_mfu, False)} | {_pct(est.mfu, False)} | {a.plan.describe()} {a.recompute.value} | "
-                     f"{_pct(a.mfu, False)} | {a.mfu / pub_mfu:.2f} | {a.mfu / est.mfu:.2f} |")
-    ratios = sorted(t["auto"].mfu / (_tflops(t["row"], t["row"].published_s) * 1e12 / t["row"].prediction.estimate.peak_flops)
-                    for t in table if t["auto"] is not None)
-    gains = sorted(t["auto"].mfu / t["row"].prediction.estimate.mfu for t in table if t["auto"] is not None)
-    own = sorted(t["row"].prediction.estimate.mfu
-                 / (_tflops(t["row"], t["row"].published_s) * 1e12 / t["row"].prediction.estimate.peak_flops)
-                 for t in table if t["auto"] is not None)
-    bound = 1.0 + s.median
-    over = sum(x > bound for x in ratios)
-    if ratios:
-        lines += ["", f"Rule: the auto plan may beat the best published run of its stack for the same model and GPU by "
-                  f"no more than the model's validated median error (here {_pct(s.median, False)}: auto / published "
-                  f"<= {bound:.3f}). {len(ratios)} pairs: median ratio {statistics.median(ratios):.2f}, largest "
-                  f"{ratios[-1]:.2f}; {over} pairs exceed the rule (most where the published run used a layout, "
-                  "recomputation or stack setting the search is free to improve on, or the model is optimistic for "
-                  f"the stack: see the rows above). Of the two factors, the model's error on the published plans has "
-                  f"median {statistics.median(own):.2f} (largest {own[-1]:.2f}); the gain it claims for the auto plans "
-                  f"median {statistics.median(gains):.2f} (largest {gains[-1]:.2f}); {sum(g > bound for g in gains)} "
-                  "auto plans are predicted faster than the published plan by more than the median error."]
-    causal = llama70.mfu_causal / llama70.mfu  # the same model and step: the ratio of the two counts
-    bound70 = LLAMA3_70B_BEST_MFU * causal * (1.0 + s.median)
-    lines += ["", f"Llama 3 70B on 1,024 H100 (DGX H100, NDR InfiniBand), global batch 1,024, BF16, the default "
-              f"stack (megatron-core, no TP overlap), everything auto: **{llama70.plan.describe()} "
-              f"{llama70.recompute.value}, MFU {_pct(llama70.mfu, False)}, {_pct(llama70.mfu_causal, False)} in the "
-              f"causal count** ({llama70.tflops_per_gpu:.0f} TFLOP/s per GPU). The best published Megatron-Core/NeMo "
-              "runs of this model on H100 in BF16 reach 54.5 % (64 GPUs) and 53.6 % (2,048 GPUs) with TP overlap on "
-              f"(dgxc-benchmarking, non-causal count): {_pct(0.545 * causal, False)} and "
-              f"{_pct(LLAMA3_70B_BEST_MFU * causal, False)} in the causal count that Meta's Llama 3 paper and "
-              "torchtitan use (`mfu_causal` in `estimate --json`; Llama 3 405B on 16,384 H100: 38-43 %). Rule: the "
-              f"auto plan's causal MFU stays within {_pct(LLAMA3_70B_BEST_MFU * causal, False)} plus the validated "
-              f"median error, at most {_pct(bound70, False)}: "
-              f"{'holds' if llama70.mfu_causal <= bound70 else 'does not hold'}."]
+    lines += autoplan.render(results, table, llama70, s.median)
     return "\n".join(lines) + "\n"
 
 
@@ -473,8 +363,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     results, unscored, not_added = run()
     loso, fitted = leave_one_source_out(results)
-    table = auto_table(results)
-    llama70 = auto_plan(LLAMA3_70B_1024)
+    table = autoplan.auto_table(results)
+    llama70 = autoplan.auto_plan(autoplan.LLAMA3_70B_1024)
     text = render(results, unscored, not_added, loso, fitted, table, llama70)
     coll = collectives.render_collectives(collectives.collective_cases())
     print(text)

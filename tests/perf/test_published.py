@@ -145,6 +145,20 @@ def test_the_auto_plan_stays_within_the_best_published_run_of_its_stack(validate
     assert est.mfu_causal <= best_published * (1 + median)
 
 
+def test_the_model_does_not_inflate_the_gain_between_published_plans(validate, scored):
+    """Where the data hold several published runs of one model, GPU, precision and stack, the speed-up
+    the model predicts from each other run to the group's best one matches the published speed-up:
+    the median ratio of the two stays within the validated median error of 1, and at most one pair
+    in ten claims more gain than was published by more than that error (a model that prices the
+    plans it prefers too well, the optimism a plan search then picks, would claim more)."""
+    pairs = validate.autoplan.ranking_pairs(scored[0])
+    assert len(pairs) >= 50
+    median = statistics.median(abs(r.error) for r in scored[0])
+    q = [pred / pub for _, _, pub, pred in pairs]
+    assert 1 / (1 + median) <= statistics.median(q) <= 1 + median
+    assert sum(x > 1 + median for x in q) <= 0.1 * len(q)
+
+
 @pytest.mark.parametrize("rid, published_s, tol", [
     # Korthikanti et al. 2022, Table 5: 530B and 1T with sequence parallelism and selective
     # recomputation on 280 and 512 A100s.
