@@ -27,13 +27,13 @@ from designer.errors import InputError
 # generates it; tests/study/test_distributions.py recomputes them from that file). Both are
 # lognormal: a factor exp(sigma z), sigma the root-mean-square of ln(predicted / published).
 # * compute_efficiency: the predicted step time against the 166 published training runs scored
-#   there, 18.0 % (median |error| 6.6 %; 9 runs beyond 25 %, where the source left an input or a
+#   there, 17.2 % (median |error| 6.6 %; 7 runs beyond 25 %, where the source left an input or a
 #   mechanism unmodelled, or an early stack ran far slower than modelled: NeMo 25.04's
 #   DeepSeek-V3 recipes at 10-16 % MFU). It lumps every error source those runs show.
 # * network_efficiency: the predicted NCCL all-reduce bus bandwidth against the 26 measurements
 #   of 256 MiB or more, 4.6 % (median |error| 1.2 %, max 13.7 %): the messages that set a
 #   training step's communication time.
-DEFAULT_SPREADS = {"compute_efficiency": 0.180, "network_efficiency": 0.046}
+DEFAULT_SPREADS = {"compute_efficiency": 0.172, "network_efficiency": 0.046}
 TRUNCATE_SIGMAS = 3.0  # normal and lognormal draws stay within 3 standard deviations
 MAX_CHANGE = 10.0  # +1,000 %: no input of a study is that uncertain
 _NORMAL = NormalDist()
@@ -125,7 +125,7 @@ def parse_uncertainty(text: str) -> Uncertainty:
         >>> parse_uncertainty("gpu_price=normal:15%").distribution.text
         'normal:15%'
         >>> parse_uncertainty("compute_efficiency").distribution.text
-        'lognormal:18%'
+        'lognormal:17.2%'
     """
     name, sep, dist = text.partition("=")
     name = name.strip()

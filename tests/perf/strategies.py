@@ -106,7 +106,8 @@ def cases(draw, moe_ok: bool = True, single_stage: bool = False, context_paralle
     pps = [p for p in ((1,) if single_stage else (1, 2, 4, 8)) if p <= model.layers and (prof.uneven_pipeline or model.layers % p == 0)]
     pp = draw(st.sampled_from(pps))
     layout = stage_layout(model.layers, pp, None, None, prof.uneven_pipeline)
-    depths = [x for x in interleave_depths(layout) if x > 1] if prof.interleaving and pp > 1 else []
+    depths = ([x for x in interleave_depths(layout) if x > 1]
+              if prof.interleaving and pp >= max(2, prof.min_interleaved_pp) else [])
     v = draw(st.sampled_from([1] + depths[:3]))
     dp = draw(st.integers(min_value=1, max_value=64))
     mb = draw(st.sampled_from([1, 2, 4]))

@@ -54,7 +54,7 @@ def test_bad_distributions_say_what_is_wrong(text, message):
 
 def test_model_efficiencies_default_to_the_validation_spread():
     u = dd.parse_uncertainty("compute_efficiency")
-    assert u == Uncertainty("compute_efficiency", Distribution("lognormal", "lognormal:18%", sigma=0.180), default=True)
+    assert u == Uncertainty("compute_efficiency", Distribution("lognormal", "lognormal:17.2%", sigma=0.172), default=True)
     assert dd.parse_uncertainty("network_efficiency=default").distribution.sigma == dd.DEFAULT_SPREADS["network_efficiency"]
     assert not dd.parse_uncertainty("gpu_price=normal:15%").default
     with pytest.raises(InputError, match="give a distribution"):
