@@ -17,6 +17,7 @@ __all__ = [
     "FUSED_ATTENTION_BWD_FACTOR",
     "FA2_ON_HOPPER_RELATIVE",
     "HOPPER_SCALEUP_KINDS",
+    "PRE_BLACKWELL_SCALEUP_KINDS",
     "CAUSAL_FRACTION",
     "SCORE_BYTES_FWD",
     "SCORE_BYTES_BWD",
@@ -147,6 +148,10 @@ FUSED_ATTENTION_RELATIVE = 0.70
 # the Hopper one is used (an estimate).
 FA2_ON_HOPPER_RELATIVE = 0.43
 HOPPER_SCALEUP_KINDS = frozenset({"nvlink4", "nvlink5"})
+# GPUs before Blackwell (CUDA device architecture below 10), named by their NVLink generation: A100
+# (NVLink3), H100 and H200 (NVLink4). Megatron-Core checks the architecture for its
+# CUDA_DEVICE_MAX_CONNECTIONS rules (megatron/training/arguments.py, get_device_arch_version() < 10).
+PRE_BLACKWELL_SCALEUP_KINDS = frozenset({"nvlink3", "nvlink4"})
 # The FlashAttention backward pass recomputes the scores: 5 matmuls against 2 forward
 # (Dao 2023, sec. 3), 2.5x the forward FLOPs instead of 2x.
 FUSED_ATTENTION_BWD_FACTOR = 2.5

@@ -11,6 +11,8 @@ __all__ = ["Attention", "Gather", "DpSchedule", "Profile"]
 from dataclasses import dataclass
 from enum import Enum
 
+from designer.perf import constants as K
+
 
 class Attention(str, Enum):
     """Attention kernel: fused (FlashAttention-style, scores never in HBM) or unfused (softmax
@@ -92,6 +94,10 @@ class Profile:
     ``unprefetched_chunks``: with interleaving, how many of a stage's first model chunks gather
     their parameters only when their own first forward starts (each exposes its first bucket).
     ``min_interleaved_pp``: the fewest pipeline stages the stack's interleaved schedule runs on.
+    ``tp_overlap_single_queue``: the stack's tensor- and context-parallel overlap relies on one
+    CUDA hardware queue (``CUDA_DEVICE_MAX_CONNECTIONS=1``, so a collective launched before a GEMM
+    runs beside it) on GPUs before Blackwell, and its ZeRO 2-3 implementation does not run with
+    one queue: there such plans expose their TP and CP traffic whole.
 
     Numerics and memory: ``dropout`` (the recipes of the stack's era keep hidden and attention
     dropout), ``weight_bytes``, ``grad_bytes``, ``optimizer_bytes`` per parameter (before
@@ -142,11 +148,19 @@ class Profile:
     chunk_grad_sync: str = "never"  # "never" | "interleaved" | "always" (see the class docstring)
     unprefetched_chunks: int = 1
     min_interleaved_pp: int = 2
+    tp_overlap_single_queue: bool = False
 
     @property
     def default_attention(self) -> Attention:
         """The kernel the stack runs unless told otherwise."""
         return Attention.FLASH if self.flash_attention else Attention.UNFUSED
+
+    def tp_overlap_lost(self, zero: int, tp: int, cp: int, scaleup_kind: str) -> bool:
+        """Whether a plan's TP and CP traffic is exposed whole: ZeRO 2-3 with tp or cp above 1 on a
+        GPU before Blackwell (``PRE_BLACKWELL_SCALEUP_KINDS``), where the stack's overlap needs one
+        CUDA queue its ZeRO 2-3 cannot run with (``tp_overlap_single_queue``)."""
+        return (self.tp_overlap_single_queue and zero >= 2 and (tp > 1 or cp > 1)
+                and scaleup_kind.lower() in K.PRE_BLACKWELL_SCALEUP_KINDS)
 
     def dp_schedule(self, zero: int) -> DpSchedule:
         """The data-parallel schedule of ZeRO stage ``zero`` (the stack's first stage if it lacks it)."""

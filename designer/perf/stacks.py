@@ -91,6 +91,13 @@ _MEGATRON_CORE = Profile(
     # `1 < param_sync_chunk_id < num_model_chunks`: chunks 0 and 1 gather in their own forward
     # pre-hooks (megatron/core/pipeline_parallel/schedules.py, distributed_data_parallel.py)
     unprefetched_chunks=2,
+    # "Here we rely on CUDA_DEVICE_MAX_CONNECTIONS=1 to ensure that the gather is scheduled before
+    # the input gradient computation" (megatron/core/tensor_parallel/layers.py); Megatron-FSDP
+    # asserts "FSDP always requires CUDA_DEVICE_MAX_CONNECTIONS value large than one", and with
+    # TP or CP before Blackwell warns "they require different CUDA_MAX_CONNECTIONS settings for
+    # best performance" (megatron/training/arguments.py; "CUDA_DEVICE_MAX_CONNECTIONS requirement
+    # no longer exists since the Blackwell architecture")
+    tp_overlap_single_queue=True,
 )
 
 _MEGATRON_LM_2021 = Profile(

@@ -330,7 +330,10 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
             ar = netm.all_reduce_s(act_msg, group, links)
             tp_layer = count * ar
             tp_bwd_async = 2.0 * ar  # the column-parallel layers' input-gradient all-reduces
-    if sw.tp_comm_overlap and plan.sequence_parallel:
+    serial = prof.tp_overlap_lost(plan.zero, tp, cp, gpu.scaleup_kind)  # Megatron-FSDP before Blackwell
+    if serial:
+        tp_exposed_layer = tp_layer
+    elif sw.tp_comm_overlap and plan.sequence_parallel:
         tp_exposed_layer = exposed_s(tp_layer, gemm_win * (4.0 if full else 3.0), K.TP_OVERLAP_EFFICIENCY, _S)
     elif prof.tp_backward_overlap and tp_bwd_async > 0.0:
         # launched before the column-parallel layers' dgrad and wgrad GEMMs and waited on after
@@ -347,7 +350,7 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
         chunk = tokens_local * 2 * m.kv_dim * K.ACT_BYTES / tp
         steps = (cp - 1) * (4 if full else 3)  # forward K,V; backward K,V and their gradients
         cp_layer = steps * netm.p2p_group_s(chunk, group.nodes > 1, links)
-    if prof.cp_overlap:
+    if prof.cp_overlap and not serial:
         cp_exposed_layer = exposed_s(cp_layer, attn_win * (3.0 + (1.0 if full else 0.0)), 1.0, _S)
     else:
         cp_exposed_layer = cp_layer

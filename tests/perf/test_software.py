@@ -198,6 +198,26 @@ def test_tp_comm_overlap_hides_most_tensor_parallel_time():
     assert 0 < saved < 0.9 * plain.breakdown.tp_comm_s
 
 
+def test_megatron_fsdp_exposes_tensor_parallel_traffic_before_blackwell(monkeypatch):
+    """Megatron-Core's TP overlap needs one CUDA queue (CUDA_DEVICE_MAX_CONNECTIONS=1) and Megatron-FSDP
+    (its ZeRO 2-3) several, before Blackwell: on H100 a ZeRO-3 plan with tp 4 waits for its TP traffic
+    whole; the distributed optimizer's plan (ZeRO-1) keeps its overlap."""
+    from designer.perf import network as netm
+    from designer.perf.step import step_timing
+
+    cluster = Cluster(H100, NDR)
+    job = Job(LLAMA3_8B, 64, 1e9, recompute="none", software=resolve_software(tp_comm_overlap=True))
+    links = netm.links_for(cluster, job.software)
+    fsdp, dist_opt = Plan(tp=4, pp=1, dp=16, zero=3), Plan(tp=4, pp=1, dp=16, zero=1)
+    serial = {p: step_timing(job, p, cluster, links) for p in (fsdp, dist_opt)}
+    monkeypatch.setattr(K, "PRE_BLACKWELL_SCALEUP_KINDS", frozenset())  # as on Blackwell
+    overlapped = {p: step_timing(job, p, cluster, links) for p in (fsdp, dist_opt)}
+    assert serial[dist_opt].step_s == overlapped[dist_opt].step_s
+    t = serial[fsdp]
+    lost = t.step_s - overlapped[fsdp].step_s
+    assert 0.5 * t.micro * t.layers_stage * t.tp_layer_s < lost < t.micro * t.layers_stage * t.tp_layer_s
+
+
 @pytest.mark.parametrize("comm, window, e, s", [(1.0, 5.0, 1.0, 0.19), (2.0, 1.0, 0.9, 0.19), (0.3, 0.0, 0.5, 0.2)])
 def test_exposed_is_between_the_slowdown_and_the_whole_collective(comm, window, e, s):
     out = exposed_s(comm, window, e, s)
