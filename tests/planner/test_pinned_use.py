@@ -61,14 +61,14 @@ def test_a_utilization_target_caps_the_count(tmp_path):
     # the design runs on the largest count that meets it, and gives the whole system's figure.
     text = (SUPERPOD.replace("    gpus: 1024\n", "")
             .replace("parallelism: {tp: 8, pp: 4, dp: auto, microbatch: 1}", "parallelism: {tp: 8, pp: 1}")
-            .replace("min_utilization: 0.5", "min_utilization: 0.78"))
+            .replace("min_utilization: 0.5", "min_utilization: 0.80"))
     design = _plan(tmp_path, text)
     (w,) = design.workloads
-    assert w.utilization >= 0.78 and w.gpus < 1024
+    assert w.utilization >= 0.80 and w.gpus < 1024
     (found,) = [x for x in design.warnings if "of the 1,024 GPUs of the pinned system" in x]
     whole = re.search(r"on all 1,024, its utilization (0\.\d+) \(tp 8 pp 1 dp 128\) is below "
-                      r"constraints\.min_utilization 0\.780", found)
-    assert whole and float(whole.group(1)) < 0.78
+                      r"constraints\.min_utilization 0\.800", found)
+    assert whole and float(whole.group(1)) < 0.80
 
 
 def test_a_pinned_gpu_count_gives_no_such_warning(tmp_path):
