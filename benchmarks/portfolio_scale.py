@@ -11,7 +11,7 @@ Run: ``python benchmarks/portfolio_scale.py`` (``--workloads 5,10 --gpus 10000``
 ``--timeout S`` to stop a case, ``--time-limit S`` to pass ``--time-limit`` to every solve).
 Targets: 50 workloads on up to 100,000 GPUs under 30 s; 50 workloads at most 10x the 5. Past 10
 workloads the search evaluates a budget of on-prem candidates (designer.optimize.batches.search_budget)
-and reports its gap; the explanations share a budget of their own (designer.optimize.explain.BUDGET_S),
+and reports its gap; the explanations share a budget of work of their own (designer.optimize.explain.budget),
 and a row says how many of them it cut short.
 """
 

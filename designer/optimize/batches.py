@@ -28,7 +28,7 @@ from designer.errors import InfeasibleError, SolverTimeoutError
 from designer.optimize import bounds, dominance, preferences
 from designer.optimize.milp import Solution
 from designer.optimize.min_time import solve_min_time
-from designer.optimize.problem import Limits
+from designer.optimize.problem import Limits, Option, pareto
 from designer.optimize.rigid import solve_scheduled
 from designer.optimize.task import Thresholds
 from designer.optimize.workspace import Workspace
@@ -311,13 +311,17 @@ class _DominatedOffers:
         self.best = {w.name: math.inf for w in ws.workloads}
 
     def add(self, key: str) -> None:
-        """Take the bills of the evaluated offer ``key`` into each workload's best."""
+        """Take the bills of the evaluated offer ``key`` into each workload's best: over the
+        options its program holds (the qualifying evaluations no other matches in GPUs and
+        GPU-time, as :meth:`~designer.optimize.workspace.Workspace.problem` keeps them)."""
         system = self.ws.system(key)
         gpn = system.candidate.gpus_per_node
         for w in self.ws.workloads:
-            for e in self.ws.evaluations.get((w.name, key), ()):
-                if self.th.admits(w.name, e.time_s, e.utilization):
-                    self.best[w.name] = min(self.best[w.name], system.cost_usd(e.gpus / gpn, e.time_s))
+            opts = [Option(e.gpus, e.time_s, e.utilization, i, e.gpus)
+                    for i, e in enumerate(self.ws.evaluations.get((w.name, key), ()))
+                    if self.th.admits(w.name, e.time_s, e.utilization)]
+            for o in pareto(opts, keep_time=False):
+                self.best[w.name] = min(self.best[w.name], system.cost_usd(o.gpus / gpn, o.time_s))
 
     def beaten(self, key: str) -> bool:
         """Whether offer ``key`` bills every workload more than its best evaluated bill."""

@@ -8,7 +8,7 @@ explanations not yet computed are left out with a warning.
 
 from __future__ import annotations
 
-__all__ = ["Deadline", "OutOfTime", "NO_DEADLINE"]
+__all__ = ["Deadline", "WorkBudget", "OutOfTime", "NO_DEADLINE"]
 
 import time
 from typing import Callable
@@ -28,29 +28,6 @@ class Deadline:
         self._clock = clock
         self.limit_s = limit_s
         self._end = None if limit_s is None else clock() + limit_s
-        self._parent: Deadline | None = None  # the command's deadline, for a phase's own budget
-        self.budget_s: float | None = None
-        self._what = "budget"
-
-    def within(self, budget_s: float, what: str = "budget") -> "Deadline":
-        """This deadline or ``budget_s`` seconds from now, whichever comes first: a phase's own
-        budget inside the command's. ``limit_s`` stays the command's (None without
-        ``--time-limit``), so the searches order their work as they do without a limit;
-        :meth:`budget_spent` says which of the two ended it."""
-        inner = Deadline(None, self._clock)
-        inner.limit_s, inner._parent, inner.budget_s, inner._what = self.limit_s, self, budget_s, what
-        end = self._clock() + budget_s
-        inner._end = end if self._end is None else min(self._end, end)
-        return inner
-
-    def budget_spent(self) -> bool:
-        """Whether this phase's own budget (:meth:`within`) ended it, not the command's limit."""
-        return self.expired() and self._parent is not None and not self._parent.expired()
-
-    def reason(self) -> str:
-        """What ended the phase, for a warning: its own budget ("explanation budget of 10 s
-        spent") or the command's limit ("time limit reached")."""
-        return f"{self._what} of {self.budget_s:g} s spent" if self.budget_spent() else "time limit reached"
 
     def remaining(self) -> float | None:
         """Seconds left (never below zero), or None without a limit."""
@@ -67,6 +44,46 @@ class Deadline:
             return per_run_s
         left = max(left, _MIN_SOLVER_S)
         return left if per_run_s is None else min(left, per_run_s)
+
+    def budget_spent(self) -> bool:
+        """Whether a budget of the phase's own ended it (never, for the command's deadline)."""
+        return False
+
+    def reason(self) -> str:
+        """What ended the phase, for a warning."""
+        return "time limit reached"
+
+
+class WorkBudget(Deadline):
+    """A phase's own budget inside the command's deadline, counted in work rather than seconds:
+    ``work()`` (plan searches, say) may grow by ``units`` before it passes. The same spec stops
+    at the same point on any machine, so what the phase gives is deterministic; the command's
+    ``--time-limit`` still ends it sooner. ``limit_s`` and the solver's limit are the command's,
+    so the searches order their work as they do without a budget."""
+
+    def __init__(self, parent: Deadline, units: int, work: Callable[[], float], what: str = "budget"):
+        super().__init__(None, parent._clock)
+        self.limit_s = parent.limit_s
+        self._parent, self.units, self._work, self._what = parent, units, work, what
+        self._stop = work() + units
+
+    def remaining(self) -> float | None:
+        return self._parent.remaining()
+
+    def expired(self) -> bool:
+        return self._parent.expired() or self._work() >= self._stop
+
+    def solver_limit(self, per_run_s: float | None = None) -> float | None:
+        return self._parent.solver_limit(per_run_s)
+
+    def budget_spent(self) -> bool:
+        """Whether this budget ended the phase, not the command's limit."""
+        return self.expired() and not self._parent.expired()
+
+    def reason(self) -> str:
+        """What ended the phase, for a warning ("explanation budget of 2,000 plan searches spent"
+        or "time limit reached")."""
+        return f"{self._what} of {self.units:,} plan searches spent" if self.budget_spent() else "time limit reached"
 
 
 NO_DEADLINE = Deadline(None)

@@ -9,7 +9,8 @@ a re-solve (budgets, power, racks) or is found by bisection (utilization, deadli
 
 from __future__ import annotations
 
-__all__ = ["diagnose", "shortfalls", "constraint_status", "Measures", "program_measures", "BUDGET_S", "budget_s"]
+__all__ = ["diagnose", "shortfalls", "constraint_status", "Measures", "program_measures", "BUDGET", "PROGRAM_SEARCHES",
+           "budget", "work_done"]
 
 import math
 from dataclasses import dataclass, field, replace
@@ -32,20 +33,29 @@ _DEADLINE_STEP = 0.005  # relative precision of a suggested deadline
 _MAX_DEADLINE_FACTOR = 20.0
 _BIND_STEP = 0.10  # loosening step of the binding test (budgets, power, racks, deadlines)
 _UTIL_BIND_STEP = 0.05
-# Seconds all the explanations of a design of many workloads (past batches.EXACT_UP_TO) may take
-# together (alternatives, ranking, binding constraints, relaxations), within the command's
-# --time-limit: each re-solves the search, 2-5 s per re-solve at 50 workloads. Up to
-# EXACT_UP_TO workloads they are complete, as the search is (the examples' take under 1 s, 5
-# generated workloads 5-9 s). One cut short is left out with a warning, never given from a search
-# it did not finish (benchmarks/portfolio_scale.py).
-BUDGET_S = 8.0
+# The work all the explanations of a design of many workloads (past batches.EXACT_UP_TO) may do
+# together (alternatives, ranking, binding constraints, relaxations), in plan searches of the
+# performance model, a program counting as PROGRAM_SEARCHES of them; within the command's
+# --time-limit. Counted in work, not seconds, so the same spec gets the same explanations on any
+# machine. Each explanation re-solves the search; measured on benchmarks/specs_large.py, 2,000
+# units take about 8 s at 20 and 50 workloads (1,160-1,260 plan searches of about 5 ms and 10-20
+# programs). Up to EXACT_UP_TO workloads they are complete, as the search is (the examples' take
+# under 1 s, 5 generated workloads 5-9 s). One cut short is left out with a warning, never given
+# from a search it did not finish (benchmarks/portfolio_scale.py).
+BUDGET = 2_000
+PROGRAM_SEARCHES = 50
 
 
-def budget_s(workloads: int) -> float | None:
-    """Seconds the explanations of a design of ``workloads`` workloads may take: None (only the
-    command's --time-limit bounds them) up to :data:`designer.optimize.batches.EXACT_UP_TO`,
-    else :data:`BUDGET_S`."""
-    return None if workloads <= batches.EXACT_UP_TO else BUDGET_S
+def budget(workloads: int) -> int | None:
+    """The work (plan searches, a program counting as :data:`PROGRAM_SEARCHES`) the explanations
+    of a design of ``workloads`` workloads may do: None (only the command's --time-limit bounds
+    them) up to :data:`designer.optimize.batches.EXACT_UP_TO`, else :data:`BUDGET`."""
+    return None if workloads <= batches.EXACT_UP_TO else BUDGET
+
+
+def work_done(ws: Workspace) -> int:
+    """The work a workspace has done so far, in the units of :func:`budget`."""
+    return ws.evaluator.calls + PROGRAM_SEARCHES * ws.solves
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from designer.design.model import Design
 from designer.errors import InfeasibleError, SolverTimeoutError
 from designer.optimize import alternatives as class_alternatives, batches, explain, ranked
 from designer.optimize.candidates import Candidate
-from designer.optimize.clock import Deadline, OutOfTime
+from designer.optimize.clock import Deadline, OutOfTime, WorkBudget
 from designer.optimize.milp import Solution
 from designer.optimize.problem import Limits
 from designer.optimize.task import Thresholds
@@ -100,7 +100,7 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
         sol = batches.solve(ws, th, evaluations=batches.search_budget(len(ws.workloads)), **run)
     except InfeasibleError as exc:
         if explain_design:
-            ws.deadline = _explaining(deadline, len(ws.workloads))
+            ws.deadline = _explaining(deadline, ws)
             try:
                 found = explain.diagnose(ws, th, measure=measure, fits=lambda lim: _fits(ws, th, lim, measure, run),
                                          **run)
@@ -119,7 +119,7 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
     if not explain_design:
         return assemble_design(spec, ws, sol, (), (), tuple(warnings))
     # The explanations re-solve many times: past a few workloads they share a budget of their own.
-    ws.deadline = _explaining(deadline, len(ws.workloads))
+    ws.deadline = _explaining(deadline, ws)
     alternatives = tuple(class_alternatives.alternatives(ws, th, sol, measure=measure, **run))
     unexplored = sum(a.reason.startswith(class_alternatives.NOT_EXPLORED) for a in alternatives)
     if unexplored:
@@ -139,11 +139,13 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
     return assemble_design(spec, ws, sol, alternatives, constraints, tuple(warnings))
 
 
-def _explaining(deadline: Deadline, workloads: int) -> Deadline:
+def _explaining(deadline: Deadline, ws: Workspace) -> Deadline:
     """The deadline of the explanations: the command's, or sooner when they have a budget of
-    their own (:func:`designer.optimize.explain.budget_s`)."""
-    budget = explain.budget_s(workloads)
-    return deadline if budget is None else deadline.within(budget, "explanation budget")
+    work of their own (:func:`designer.optimize.explain.budget`)."""
+    budget = explain.budget(len(ws.workloads))
+    if budget is None:
+        return deadline
+    return WorkBudget(deadline, budget, lambda: explain.work_done(ws), "explanation budget")
 
 
 def _cut_short(ws: Workspace) -> str:

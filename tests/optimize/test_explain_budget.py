@@ -1,28 +1,29 @@
-"""The explanations share a budget of their own inside the command's limit, and one cut short is
-listed as not explored, never with a design its search did not finish."""
+"""The explanations share a budget of work of their own inside the command's limit, and one cut
+short is listed as not explored, never with a design its search did not finish."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from designer.optimize import alternatives, batches
-from designer.optimize.clock import Deadline
+from designer.optimize.clock import Deadline, WorkBudget
 from designer.optimize.workspace import Workspace
 from designer.planner.compile import compile_task
 from designer.planner.inputs import load_inputs
 from test_deadline import HYBRID, _Clock
 
 
-def test_a_budget_ends_at_the_sooner_of_its_own_end_and_the_limit():
-    clock = _Clock()
-    unlimited = Deadline(None, clock).within(10.0, "explanation budget")
-    assert unlimited.limit_s is None  # the searches order their work as without a limit
-    assert unlimited.remaining() == 10.0 and not unlimited.expired()
-    clock.now = 10.0
+def test_a_budget_of_work_ends_at_the_sooner_of_its_own_end_and_the_limit():
+    clock, work = _Clock(), [100]
+    unlimited = WorkBudget(Deadline(None, clock), 2_000, lambda: work[0], "explanation budget")
+    assert unlimited.limit_s is None and unlimited.solver_limit() is None  # searches run as without a limit
+    work[0] = 2_099
+    assert not unlimited.expired()
+    work[0] = 2_100  # 2,000 more than when it began
     assert unlimited.expired() and unlimited.budget_spent()
-    assert unlimited.reason() == "explanation budget of 10 s spent"
-    clock.now = 0.0
-    limited = Deadline(4.0, clock).within(10.0, "explanation budget")
+    assert unlimited.reason() == "explanation budget of 2,000 plan searches spent"
+    work[0] = 0
+    limited = WorkBudget(Deadline(4.0, clock), 2_000, lambda: work[0], "explanation budget")
     assert limited.limit_s == 4.0 and limited.remaining() == 4.0
     clock.now = 5.0
     assert limited.expired() and not limited.budget_spent()
@@ -40,15 +41,15 @@ def test_classes_the_budget_does_not_reach_are_listed_as_not_explored(tmp_path):
     assert not [a for a in every if a.reason.startswith(alternatives.NOT_EXPLORED)]
 
     ws = Workspace(compile_task(spec, catalog))
-    clock = _Clock()
-    ws.deadline = Deadline(None, clock).within(10.0, "explanation budget")
     chosen = batches.solve(ws, th)
+    spent = [0]
+    ws.deadline = WorkBudget(Deadline(None), 10, lambda: spent[0], "explanation budget")
     solves = []
 
     def spend(evaluated: int, programs: int, best) -> None:
         solves.append(programs)
         if len(solves) == 2:
-            clock.now = 11.0  # the budget runs out in the second class's search
+            spent[0] = 10  # the budget runs out in the second class's search
 
     ws.progress = spend
     cut = alternatives.alternatives(ws, th, chosen, solver="highs", time_limit_s=None)
@@ -58,14 +59,14 @@ def test_classes_the_budget_does_not_reach_are_listed_as_not_explored(tmp_path):
     assert done and left
     # What was explored is what the whole search finds; the rest say why they are not.
     assert done == every[:len(done)]
-    assert all(a.reason == "not explored: explanation budget of 10 s spent" and a.total_usd is None
+    assert all(a.reason == "not explored: explanation budget of 10 plan searches spent" and a.total_usd is None
                and not a.feasible for a in left)
 
 
 def test_only_portfolios_past_the_exact_search_have_an_explanation_budget():
     from designer.optimize import explain
 
-    assert explain.budget_s(batches.EXACT_UP_TO) is None  # complete, as the search is
-    assert explain.budget_s(batches.EXACT_UP_TO + 1) == explain.BUDGET_S == 8.0
+    assert explain.budget(batches.EXACT_UP_TO) is None  # complete, as the search is
+    assert explain.budget(batches.EXACT_UP_TO + 1) == explain.BUDGET == 2_000
     assert batches.search_budget(batches.EXACT_UP_TO) is None
     assert [batches.search_budget(w) for w in (11, 20, 50, 100)] == [9, 5, 2, 2]
