@@ -60,7 +60,7 @@ def search_budget(workloads: int) -> int | None:
 def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, limits: Limits | None = None,
           objective: str | None = None, solver: str = "highs", time_limit_s: float | None = None,
           cutoff: float | None = None, evaluations: int | None = None, below: float | None = None,
-          require_onprem: bool = False) -> Solution:
+          require_onprem: bool = False, until_found: bool = False) -> Solution:
     """Optimum over the candidates ``keys`` (all by default): on-prem candidates in order of
     their cost bound, a batch at a time (see the module docstring), stopping once the bound
     reaches the best cost found (``min_total_cost``; other objectives try every candidate).
@@ -84,6 +84,9 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
             program stops as soon as its bound reaches it.
         require_onprem: only designs that build an on-prem system (the cloud alone is never
             the answer).
+        until_found: ``evaluations`` stops the search only once it holds a design (the
+            design's own search: a budget spent before any design is found would report none
+            where one exists).
 
     When the workspace's deadline (:class:`~designer.optimize.clock.Deadline`) passes, the best
     design so far is returned as ``feasible``, its gap measured against the lowest bound of the
@@ -166,7 +169,7 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
             if prunable and adjusted(bounds.lower_bound(ws, k, th, keys=cloud)) >= best_total:
                 continue
             if evaluations is not None and not ws.evaluated(k):
-                if evaluations <= 0:
+                if evaluations <= 0 and (best is not None or not until_found):
                     late, budget_out = [k, *pending], True
                     break
                 evaluations -= 1

@@ -97,7 +97,8 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
         return measures(ws, x)
 
     try:
-        sol = batches.solve(ws, th, evaluations=batches.search_budget(len(ws.workloads)), **run)
+        sol = batches.solve(ws, th, evaluations=batches.search_budget(len(ws.workloads)),
+                            until_found=True, **run)
     except InfeasibleError as exc:
         if explain_design:
             ws.deadline = _explaining(deadline, ws)
@@ -269,7 +270,8 @@ def _within_limits(ws: Workspace, th: Thresholds, sol: Solution, measure, run: d
             lowered["racks"] = int(lowered["racks"])
         limits = replace(limits, **lowered)
         try:
-            sol = batches.solve(ws, th, limits=limits, evaluations=batches.search_budget(len(ws.workloads)), **run)
+            sol = batches.solve(ws, th, limits=limits, evaluations=batches.search_budget(len(ws.workloads)),
+                                until_found=True, **run)
         except (InfeasibleError, SolverTimeoutError):
             break
         m = measure(sol)

@@ -70,3 +70,24 @@ def test_only_portfolios_past_the_exact_search_have_an_explanation_budget():
     assert explain.budget(batches.EXACT_UP_TO + 1) == explain.BUDGET == 2_000
     assert batches.search_budget(batches.EXACT_UP_TO) is None
     assert [batches.search_budget(w) for w in (11, 20, 50, 100)] == [9, 5, 2, 2]
+
+
+def test_the_designs_own_search_spends_its_budget_only_once_it_holds_a_design(tmp_path):
+    # On-prem only, so no design is in hand before an on-prem candidate is searched: a budget of
+    # none finds nothing for an explanation, but the design's own search goes on until it has one.
+    import pytest
+
+    from designer.errors import SolverTimeoutError
+
+    path = Path(tmp_path) / "spec.yaml"
+    path.write_text(HYBRID.replace("deployments: [on_prem, cloud]", "deployments: [on_prem]")
+                    .replace("fabrics: [infiniband, efa]", "fabrics: [infiniband]"))
+    spec, catalog = load_inputs(path)
+    ws = Workspace(compile_task(spec, catalog))
+    th = ws.task.thresholds
+    with pytest.raises(SolverTimeoutError, match=batches.NONE_IN_BUDGET):
+        batches.solve(ws, th, evaluations=0)
+    full = batches.solve(Workspace(compile_task(spec, catalog)), th)
+    found = batches.solve(Workspace(compile_task(spec, catalog)), th, evaluations=0, until_found=True)
+    assert found.onprem_key is not None and found.objective >= full.objective * (1 - 1e-9)
+    assert found.status == "optimal" or (found.status == "feasible" and found.gap > 0)
