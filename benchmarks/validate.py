@@ -70,7 +70,7 @@ BEYOND = {
         "(its default rotate method), SDPA restricted to the flash and efficient backends, K and V repeated to all "
         "32 heads before SDPA, and partial outputs merged in FP32: the exchanges hide behind each step's blocks and "
         "the merges cost about 4 % at this length by our count of their HBM traffic. The same table's FSDP8 CP1 "
-        "32K row is predicted at -13.6 %, so about 20 points are specific to CP8 at 256K, and no source measures "
+        "32K row is optimistic by about 15 %, so about 20 points are specific to CP8 at 256K, and no source measures "
         "them (optimistic)",
     "llama3-405b-8192gpu-seq8192": "the source's interleaved schedule does not fit the model's memory. With 32 "
         "micro-batches per step, interleaved 1F1B warms up 2 (p - r - 1) + (v - 1) p chunks (Megatron-Core "

@@ -79,23 +79,36 @@ def _tokens(p: dict) -> dict[str, float]:
     return {f"w{i}": tokens * 1e9 for i, (tokens, _, _) in enumerate(p["jobs"])}
 
 
-@settings(max_examples=8, suppress_health_check=[HealthCheck.too_slow], deadline=None)
-@given(portfolios)
-def test_every_design_has_a_feasible_schedule(tmp_path_factory, p):
+def _planned(tmp_path_factory, p: dict, *, explain_design: bool = True):
+    """The design of generated portfolio ``p`` and its catalog; ``None`` where no cluster within
+    ``max_nodes`` can run it (an answer too)."""
     path = tmp_path_factory.mktemp("spec") / "spec.yaml"
     path.write_text(_spec_text(p))
     spec, catalog = load_inputs(path)
     try:
-        design = plan(spec, catalog)
+        return plan(spec, catalog, explain_design=explain_design), catalog
     except InfeasibleError:
-        return  # a portfolio no cluster within max_nodes can run is an answer too
+        return None
+
+
+def _holds(design, catalog, p: dict) -> None:
+    """Every workload starts at or after day 0, runs its own time to train and ends by its
+    deadline; the cluster is never oversubscribed; the times and status are honest."""
     for w in design.workloads:
         assert w.start_day is not None and w.end_day is not None
-        assert w.start_day >= 0
+        assert 0 <= w.start_day and w.end_day <= w.deadline_days * (1 + 1e-9)
         assert abs((w.end_day - w.start_day) - w.time_to_train_days) <= 1e-9 * max(1.0, w.time_to_train_days)
-        assert w.end_day <= w.deadline_days * (1 + 1e-9)
     assert _usage_ok(design, catalog)
     _honest(design, _tokens(p))
+
+
+@settings(max_examples=8, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(portfolios)
+def test_every_design_has_a_feasible_schedule(tmp_path_factory, p):
+    if (planned := _planned(tmp_path_factory, p)) is None:
+        return
+    design, catalog = planned
+    _holds(design, catalog, p)
     if design.system.deployment != "cloud":
         assert design.system.gpus == design.system.nodes * (design.system.gpus // design.system.nodes)
 
@@ -113,18 +126,10 @@ large_portfolios = st.fixed_dictionaries({
 def test_every_design_of_a_larger_portfolio_has_a_feasible_schedule(tmp_path_factory, p):
     """The same over portfolios of 8 to 16 workloads of up to 1.6T tokens sharing a cluster of
     at most 64 nodes."""
-    path = tmp_path_factory.mktemp("spec") / "spec.yaml"
-    path.write_text(_spec_text(p))
-    spec, catalog = load_inputs(path)
-    try:
-        design = plan(spec, catalog, explain_design=False)
-    except InfeasibleError:
+    if (planned := _planned(tmp_path_factory, p, explain_design=False)) is None:
         return
-    for w in design.workloads:
-        assert 0 <= w.start_day and w.end_day <= w.deadline_days * (1 + 1e-9)
-        assert abs((w.end_day - w.start_day) - w.time_to_train_days) <= 1e-9 * max(1.0, w.time_to_train_days)
-    assert _usage_ok(design, catalog)
-    _honest(design, _tokens(p))
+    design, catalog = planned
+    _holds(design, catalog, p)
 
 
 
@@ -142,16 +147,8 @@ rack_portfolios = st.fixed_dictionaries({
 def test_every_design_on_nvl72_racks_holds_whole_racks(tmp_path_factory, p):
     """GB200 NVL72 racks of 72 GPUs, 2 to 6 of them, shared by 3 to 12 workloads: a job on part
     of each rack keeps the rest of it, so the racks in use never exceed the system's."""
-    path = tmp_path_factory.mktemp("spec") / "spec.yaml"
-    path.write_text(_spec_text(p))
-    spec, catalog = load_inputs(path)
-    try:
-        design = plan(spec, catalog, explain_design=False)
-    except InfeasibleError:
+    if (planned := _planned(tmp_path_factory, p, explain_design=False)) is None:
         return
+    design, catalog = planned
     assert domain.is_rack_scale(catalog.servers[design.system.server])
-    for w in design.workloads:
-        assert 0 <= w.start_day and w.end_day <= w.deadline_days * (1 + 1e-9)
-        assert abs((w.end_day - w.start_day) - w.time_to_train_days) <= 1e-9 * max(1.0, w.time_to_train_days)
-    assert _usage_ok(design, catalog)
-    _honest(design, _tokens(p))
+    _holds(design, catalog, p)
