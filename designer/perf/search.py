@@ -8,8 +8,8 @@ stack can split the layers over (evenly, or with other first and last stages,
 :func:`designer.perf.pipeline.stage_layout`), ep a common divisor of dp and the expert count,
 micro-batches of 1-8 sequences, interleaving at every depth that divides a stage's layers on
 stacks that interleave (on as many stages as their schedule runs, ``Profile.min_interleaved_pp``),
-and the stack's ZeRO stages (with pipeline parallelism only those its pipeline engine runs). With ``recompute: auto`` every recomputation the stack has is tried
-too. Every ZeRO stage that fits is timed (their data-parallel schedules differ,
+and the stack's ZeRO stages (with pipeline parallelism only those its pipeline engine runs). With
+``recompute: auto`` every recomputation the stack has is tried too. Every ZeRO stage that fits is timed (their data-parallel schedules differ,
 :mod:`designer.perf.dataparallel`), except that a stage reducing every micro-batch is skipped when
 a bound from a once-a-step stage of the same shape shows it cannot win.
 """
