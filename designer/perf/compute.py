@@ -22,8 +22,8 @@ ops between the saved matmul outputs and every second matmul of the block
 
 from __future__ import annotations
 
-__all__ = ["LayerTimes", "peak_rate", "gemm_rate", "layer_times", "logit_times", "optimizer_step_s",
-           "op_sac_gemm_share"]
+__all__ = ["LayerTimes", "peak_rate", "gemm_rate", "gemm_forward_s", "layer_times", "logit_times",
+           "optimizer_step_s", "op_sac_gemm_share"]
 
 import math
 from dataclasses import dataclass
@@ -118,6 +118,36 @@ def _gemm_operands(m, plan: Plan, moe_layer: bool) -> tuple[float, float, float,
     return attn_act + mlp_act, weights, cast_fwd, cast_bwd
 
 
+def _gemm_times(job: Job, plan: Plan, gpu: Gpu, moe_layer: bool) -> tuple[float, float, float]:
+    """(math, forward operand streaming, backward operand streaming) seconds of one layer's
+    linear GEMMs for one micro-batch: the GEMM terms of the roofline sum."""
+    m = job.model
+    tokens = plan.microbatch * m.seq_len / plan.cp
+    hbm = _hbm_rate(gpu)
+    math = gemm_flops_per_token(m, moe_layer) * tokens / plan.tp / gemm_rate(gpu, job.precision)
+    act_elems, weight_elems, cast_fwd, cast_bwd = _gemm_operands(m, plan, moe_layer)
+    # Operand streaming, additive to the math (roofline sum): forward reads X and W and writes
+    # Y; backward reads dY, W, X and writes dX, and accumulates dW into the FP32 buffer.
+    mem_f = (tokens * act_elems + weight_elems) * K.ACT_BYTES / hbm
+    mem_b = (2.0 * tokens * act_elems * K.ACT_BYTES + weight_elems * K.WGRAD_BYTES) / hbm
+    if job.precision is Precision.FP8:
+        mem_f += tokens * cast_fwd * K.FP8_CAST_BYTES / hbm
+        mem_b += tokens * cast_bwd * K.FP8_CAST_BYTES / hbm
+    return math, mem_f, mem_b
+
+
+def gemm_forward_s(job: Job, plan: Plan, gpu: Gpu, moe_layer: bool = False) -> float:
+    """Forward seconds of one layer's linear GEMMs (projections and MLP) for one micro-batch on
+    one GPU: ``FLOPs / gemm_rate + operand bytes / (HBM x eff)``, the GEMM terms of the roofline
+    sum (and, for FP8, the cast-transpose traffic).
+
+    Checked against GEMM times measured by shape (tests/perf/test_compute.py: microsoft/vidur's
+    A100 and H100 profiles of Llama-2 70B).
+    """
+    math, mem_f, _ = _gemm_times(job, plan, gpu, moe_layer)
+    return math + mem_f
+
+
 def op_sac_gemm_share(m, moe_layer: bool = False) -> float:
     """Share of a layer's forward GEMM FLOPs that torchtitan's per-op selective checkpointing
     recomputes in the backward: every second matmul of the block in forward order.
@@ -178,19 +208,10 @@ def layer_times(job: Job, plan: Plan, gpu: Gpu, moe_layer: bool = False) -> Laye
     t = plan.tp
     seq_local = m.seq_len / plan.cp
     tokens = plan.microbatch * seq_local
-    rate = gemm_rate(gpu, job.precision)
     rate16 = gemm_rate(gpu, Precision.BF16)
     hbm = _hbm_rate(gpu)
 
-    gemm_f = gemm_flops_per_token(m, moe_layer) * tokens / t / rate
-    act_elems, weight_elems, cast_fwd, cast_bwd = _gemm_operands(m, plan, moe_layer)
-    # Operand streaming, additive to the math (roofline sum): forward reads X and W and writes
-    # Y; backward reads dY, W, X and writes dX, and accumulates dW into the FP32 buffer.
-    gemm_mem_f = (tokens * act_elems + weight_elems) * K.ACT_BYTES / hbm
-    gemm_mem_b = (2.0 * tokens * act_elems * K.ACT_BYTES + weight_elems * K.WGRAD_BYTES) / hbm
-    if job.precision is Precision.FP8:
-        gemm_mem_f += tokens * cast_fwd * K.FP8_CAST_BYTES / hbm
-        gemm_mem_b += tokens * cast_bwd * K.FP8_CAST_BYTES / hbm
+    gemm_f, gemm_mem_f, gemm_mem_b = _gemm_times(job, plan, gpu, moe_layer)
 
     attn_flops = attention_flops_per_token(m, m.seq_len) * tokens / t
     if job.fused_attention:
