@@ -123,7 +123,7 @@ def last_chunk_share(chunk_grad_sync: str, pp: int, v: int) -> float:
 
 
 def dp_terms(job: Job, plan: Plan, links: netm.Links, params: StageParams, layers_stage: int,
-             win_fwd_s: float, win_bwd_s: float, micro: int) -> DpTerms:
+             win_fwd_s: float, win_bwd_s: float, micro: int, memo: dict | None = None) -> DpTerms:
     """Data-parallel traffic of a step and its exposed parts (module docstring).
 
     Args:
@@ -134,6 +134,9 @@ def dp_terms(job: Job, plan: Plan, links: netm.Links, params: StageParams, layer
         layers_stage: layers of that stage (per-layer collectives).
         win_fwd_s, win_bwd_s: one micro-batch's forward and backward compute on the stage.
         micro: micro-batches per step.
+        memo: traffic times for this ``links``, shared between the plans of a search (keyed by
+            every other input: plans that differ only in micro-batch, interleaving or
+            recomputation move the same bytes over the same groups).
     """
     prof = job.software.profile
     sched = prof.dp_schedule(plan.zero)
@@ -150,6 +153,16 @@ def dp_terms(job: Job, plan: Plan, links: netm.Links, params: StageParams, layer
                          dp_group, links, cross_leaf=True)
                 + _chunked(collective, expert, expert / layers if chunk_params is None else chunk_params * per_param,
                            edp_group, links, cross_leaf=True))
+
+    if memo is not None:
+        fresh = moved
+
+        def moved(collective, per_param: float, chunk_params: float | None) -> float:  # noqa: F811
+            key = ("dp", collective, per_param, chunk_params, params.dense, params.expert, layers, dp_group, edp_group)
+            out = memo.get(key)
+            if out is None:
+                out = memo[key] = fresh(collective, per_param, chunk_params)
+            return out
 
     per_gpu = prof.gather is Gather.PER_GPU
     step_comm = mb_exposed = step_exposed = 0.0

@@ -12,6 +12,11 @@ and the stack's ZeRO stages (with pipeline parallelism only those its pipeline e
 ``recompute: auto`` every recomputation the stack has is tried too. Every ZeRO stage that fits is timed (their data-parallel schedules differ,
 :mod:`designer.perf.dataparallel`), except that a stage reducing every micro-batch is skipped when
 a bound from a once-a-step stage of the same shape shows it cannot win.
+
+Groups are visited in order of a network-free bound (compute and bubble); inside a group, a plan
+whose compute and model-parallel traffic alone already bound its step above the fastest found
+(:meth:`designer.perf.step.StageTerms.floor_s`) is skipped before its memory is checked. The
+timings of one search share their collective times (:class:`designer.perf.step.StepMemo`).
 """
 
 from __future__ import annotations
@@ -33,7 +38,10 @@ from designer.perf.estimate import StepEstimate
 from designer.perf.memory import memory_per_gpu, usable_hbm_bytes
 from designer.perf.offload import offload_for
 from designer.perf.pipeline import interleave_depths, stage_layout
-from designer.perf.step import Timing, bubble_chunks, estimate_from, stage_compute, step_timing, structure_reason_on
+from designer.perf.step import (
+    StageTerms, StepMemo, Timing, estimate_from, finish_timing, layer_mix, plan_mp_terms, stage_terms,
+    structure_reason_on,
+)
 from designer.perf.structure import structure_reason
 from designer.perf.types import Job, Plan, PlanConstraints
 
@@ -181,52 +189,48 @@ def _expert_layouts(job: Job, f: PlanConstraints, tp: int, cp: int, dp: int,
         yield 1, ep
 
 
-def _compute_bound_s(job: Job, plan: Plan, dense, moe, logits_s: float) -> float:
-    """A lower bound on the step time of ``plan``: its pipeline's compute alone.
-
-    :func:`designer.perf.step.step_timing` gives ``step = micro * t_mb + bubble + exposed DP +
-    optimizer + checkpoint`` with ``t_mb >= compute_mb`` (exposed communication is never
-    negative) and ``bubble = c * t_mb``, ``c`` the bubble's micro-batch times
-    (:func:`~designer.perf.step.bubble_chunks`, ``(pp - 1) / v`` less what light end chunks save);
-    so ``step >= (micro + c) * compute_mb``, with ``compute_mb`` from the same
-    :func:`~designer.perf.step.stage_compute`.
-    """
-    micro = job.global_batch // (plan.dp * plan.microbatch)
-    layer, compute_mb, _ = stage_compute(job.model, plan, dense, moe, logits_s)
-    bubble = bubble_chunks(job.model, plan, layer.fwd_s + layer.bwd_s + layer.recompute_s, logits_s)
-    # Rounding: the step model sums the same terms in another order.
-    return (micro + bubble) * compute_mb * (1.0 - 1e-9)
-
-
 class _Group:
     """A structurally valid plan group, ready to time: its bound, and (found on first use, as
-    most groups are pruned before they are needed) the plans of it that fit in memory."""
+    most groups are pruned before they are needed) which of its plans fit in memory."""
 
-    __slots__ = ("bound_s", "index", "job", "group", "dense", "moe", "_fit")
+    __slots__ = ("bound_s", "index", "job", "group", "stage", "_fits", "_fit")
 
-    def __init__(self, bound_s: float, index: int, job: Job, group: tuple[Plan, ...], dense, moe):
-        self.bound_s = bound_s
+    def __init__(self, index: int, job: Job, group: tuple[Plan, ...], stage: StageTerms):
+        self.bound_s = stage.bound_s  # compute and bubble alone (StageTerms.bound_s)
         self.index = index  # position in the enumeration: breaks ties
         self.job = job  # the job with this group's recomputation
         self.group = group
-        self.dense = dense
-        self.moe = moe
+        self.stage = stage  # the same for every ZeRO stage
+        self._fits: list[bool | None] | None = None
         self._fit: tuple[tuple[Plan, ...], str | None] | None = None
 
+    def fits(self, i: int, usable: float, gpu: Gpu) -> bool:
+        """Whether plan ``i`` fits in memory, offloading activations where the stack and GPU can
+        (:mod:`designer.perf.offload`)."""
+        if self._fits is None:
+            self._fits = [None] * len(self.group)
+        ok = self._fits[i]
+        if ok is None:
+            job, plan = self.job, self.group[i]
+            micro = job.global_batch // (plan.dp * plan.microbatch)
+            ok = memory_per_gpu(job, plan, micro).total <= usable or offload_for(job, plan, micro, gpu) is not None
+            self._fits[i] = ok
+        return ok
+
+    def known_unfit(self, i: int) -> bool:
+        """Plan ``i`` was found not to fit in memory (by an earlier search on this GPU)."""
+        return self._fits is not None and self._fits[i] is False
+
     def fit(self, usable: float, gpu: Gpu) -> tuple[tuple[Plan, ...], str | None]:
-        """The plans to time, in order (those that fit in memory, offloading activations where
-        the stack and GPU can, :mod:`designer.perf.offload`), and why none fits when there are none."""
-        job = self.job
+        """The plans that fit in memory, in order, and why none fits when there are none."""
         if self._fit is None:
-            micro = job.global_batch // (self.group[0].dp * self.group[0].microbatch)
-            timed: list[Plan] = []
-            need = 0.0
-            for plan in self.group:
-                need = memory_per_gpu(job, plan, micro).total
-                if need <= usable or offload_for(job, plan, micro, gpu) is not None:
-                    timed.append(plan)
-            reason = None if timed else f"needs {need / 1e9:.0f} GB or more per GPU, {usable / 1e9:.0f} GB usable"
-            self._fit = (tuple(timed), reason)
+            timed = tuple(p for i, p in enumerate(self.group) if self.fits(i, usable, gpu))
+            reason = None
+            if not timed:
+                last = self.group[-1]
+                need = memory_per_gpu(self.job, last, self.job.global_batch // (last.dp * last.microbatch)).total
+                reason = f"needs {need / 1e9:.0f} GB or more per GPU, {usable / 1e9:.0f} GB usable"
+            self._fit = (timed, reason)
         return self._fit
 
 
@@ -277,9 +281,10 @@ def _ranked_groups(job: Job, gpu: Gpu, gpus_per_node: int, gpus: int, fixed: Pla
                 dense = layer_times(variant, head, gpu, False).scaled(speed)
                 moe = layer_times(variant, head, gpu, True).scaled(speed) if moe_model else None
                 lf, lb = logit_times(variant, head, gpu)
-                cache[key] = (dense, moe, (lf + lb) / speed)
-            dense, moe, logits = cache[key]
-            out.append(_Group(_compute_bound_s(variant, head, dense, moe, logits), index, variant, group, dense, moe))
+                logits = (lf + lb) / speed
+                cache[key] = (logits, layer_mix(variant.model, dense, moe, logits))
+            logits, mix = cache[key]
+            out.append(_Group(index, variant, group, stage_terms(variant, head, gpu, speed, logits_s=logits, mix=mix)))
     out.sort(key=lambda g: (g.bound_s, g.index))
     return _Ranking(tuple(out), tuple(reasons), {_shape(g.group[0], g.job.recompute): g for g in out})
 
@@ -289,9 +294,11 @@ def search_plans(job: Job, cluster: Cluster, gpus: int,
     """The fastest plan on ``gpus`` GPUs that is valid and fits in memory.
 
     Branch and bound: every structurally valid plan group gets a lower bound on its step time
-    (:func:`_compute_bound_s`, compute and bubble only, no communication); groups are timed in
-    order of that bound, and the search stops at the first group whose bound is not below the
-    fastest step found. The result is the same as timing every plan. The enumeration does not
+    (:attr:`~designer.perf.step.StageTerms.bound_s`, compute and bubble only, no communication);
+    groups are timed in order of that bound, and the search stops at the first group whose bound
+    is not below the fastest step found. Inside a group a plan is skipped when a tighter bound
+    with its model-parallel traffic (:meth:`~designer.perf.step.StageTerms.floor_s`) is not
+    below it. The result is the same as timing every plan. The enumeration does not
     depend on the network and is shared between searches (:func:`_ranked_groups`). A ``hint``
     (the best plan of the same job on a similar network) is timed first: a fast incumbent
     prunes more, and the answer does not change.
@@ -315,6 +322,7 @@ def search_plans(job: Job, cluster: Cluster, gpus: int,
     ranking = _ranked_groups(job, cluster.gpu, cluster.network.gpus_per_node, gpus, fixed,
                              cluster.efficiency.compute)
     links = netm.links_for(cluster, job.software)
+    memo = StepMemo(job, links, gpus)
     usable = usable_hbm_bytes(cluster.gpu)
     best: StepEstimate | None = None
     best_index = -1
@@ -327,17 +335,23 @@ def search_plans(job: Job, cluster: Cluster, gpus: int,
             break  # every later group is bounded no lower: none can be strictly faster
         if g is first and best is not None:
             continue  # timed first already (or it has no plan that fits)
-        plans, _ = g.fit(usable, cluster.gpu)
-        if not plans:
-            continue
         shallow: Timing | None = None  # the group's timing with a once-a-step ZeRO 1+ schedule
         prof = g.job.software.profile
-        for plan in plans:
+        for i, plan in enumerate(g.group):
             sched = prof.dp_schedule(plan.zero)
             if (sched.reduce_per_microbatch or sched.gathers) and shallow is not None and best is not None \
                     and _sharded_floor_s(shallow) >= best.step_time_s:
                 continue
-            t = step_timing(g.job, plan, cluster, links, g.dense, g.moe)
+            if g.known_unfit(i):
+                continue
+            # A plan whose step is bounded above the incumbent by its compute and model-parallel
+            # traffic alone is skipped before its memory is checked (StageTerms.floor_s).
+            mp = plan_mp_terms(g.job, plan, cluster, links, g.stage, memo)
+            if best is not None and g.stage.floor_s(mp) >= best.step_time_s:
+                continue
+            if not g.fits(i, usable, cluster.gpu):
+                continue
+            t = finish_timing(g.job, plan, cluster, links, g.stage, mp, memo=memo)
             if plan.zero >= 1 and not sched.reduce_per_microbatch and not sched.gathers:
                 shallow = t
             if best is None or t.step_s < best.step_time_s \

@@ -5,11 +5,11 @@ Model:
 * Per micro-batch, the slowest pipeline stage (its layers, plus the logits on the last stage;
   :mod:`designer.perf.pipeline`) computes ``C = layers x (fwd + bwd + recompute) [+ logits]``
   (:mod:`designer.perf.compute`).
-* Per micro-batch it also waits for the communication that is not hidden:
-  tensor-parallel collectives (4 all-reduce equivalents per layer, 6 with full recompute;
-  Narayanan et al. SC21 sec. 3.3 and Korthikanti et al. 2022 sec. 4.2.2), context-parallel
-  key/value exchanges, expert all-to-all (dispatch and combine, forward and backward),
-  pipeline sends (one activation forward and one gradient backward per virtual stage) and, with
+* Per micro-batch it also waits for the communication that is not hidden
+  (:mod:`designer.perf.modelparallel`): tensor-parallel collectives (4 all-reduce equivalents
+  per layer, 6 with full recompute; Narayanan et al. SC21 sec. 3.3 and Korthikanti et al. 2022
+  sec. 4.2.2), context-parallel key/value exchanges, expert all-to-all (dispatch and combine,
+  forward and backward), pipeline sends (one activation forward and one gradient backward per virtual stage) and, with
   ZeRO-3, the per-layer parameter gathers and gradient reduce-scatters.
 * What is hidden and what overlap costs is :func:`designer.perf.overlap.exposed_s`: a share of
   each collective that cannot overlap, and the compute slowdown while the rest runs beside the
@@ -43,6 +43,7 @@ step, ``F = model_flops_per_token x global_batch x seq_len`` (:mod:`designer.per
 from __future__ import annotations
 
 __all__ = ["Timing", "estimate_step", "check_plan", "evaluate", "step_timing", "estimate_from", "stage_compute",
+           "StepMemo", "StageTerms", "stage_terms", "plan_mp_terms", "finish_timing", "layer_mix", "plan_layout",
            "bubble_chunks",
            "structure_reason_on"]
 
@@ -59,13 +60,12 @@ from designer.perf.dataparallel import dp_terms
 from designer.perf.estimate import Breakdown, StepEstimate
 from designer.perf.flops import causal_model_flops_per_token, model_flops_per_token
 from designer.perf.memory import memory_per_gpu, stage_params, usable_hbm_bytes
+from designer.perf.modelparallel import MpTerms, mp_terms
 from designer.perf.offload import NO_OFFLOAD, offload_exposed_s, offload_for
-from designer.perf.overlap import exposed_s
 from designer.perf.pipeline import StageLayout, bubble_microbatches, fill_drain_sends, light_end_chunks, stage_layout
 from designer.perf.structure import structure_reason
-from designer.perf.types import Job, ModelArch, Plan, Precision, Recompute
+from designer.perf.types import Job, ModelArch, Plan
 
-_S = K.OVERLAP_SLOWDOWN
 _STORAGE_NODE_GPUS = 8  # GPUs per node of the facility's per-node storage bandwidth (DGX SuperPOD RA)
 
 
@@ -201,7 +201,7 @@ def _offload(job: Job, plan: Plan, micro: int, gpu: Gpu):
 
 
 def _stage_layers(model: ModelArch, plan: Plan) -> tuple[int, ...]:
-    layout = _layout(model, plan)
+    layout = plan_layout(model, plan)
     if plan.pp == 1:
         return (model.layers,)
     if plan.pp == 2:
@@ -209,7 +209,8 @@ def _stage_layers(model: ModelArch, plan: Plan) -> tuple[int, ...]:
     return (layout.first, layout.middle, layout.last)
 
 
-def _layout(model: ModelArch, plan: Plan) -> StageLayout:
+def plan_layout(model: ModelArch, plan: Plan) -> StageLayout:
+    """The plan's layers per pipeline stage (:func:`designer.perf.pipeline.stage_layout`)."""
     layout = stage_layout(model.layers, plan.pp, plan.first_stage_layers, plan.last_stage_layers)
     if isinstance(layout, str):  # checked by the callers; an even split as a fallback
         layout = stage_layout(model.layers, plan.pp, None, None)
@@ -217,16 +218,12 @@ def _layout(model: ModelArch, plan: Plan) -> StageLayout:
     return layout
 
 
-def stage_compute(model: ModelArch, plan: Plan, dense: LayerTimes, moe: LayerTimes | None,
-                  logits_s: float) -> tuple[LayerTimes, float, int]:
-    """The average layer, the slowest pipeline stage's compute for one micro-batch and its
-    layer count: ``max`` over stages of ``layers x (fwd + bwd + recompute)``, plus the logits on
-    the last stage (with multi-token prediction, each depth's layer and logits there too).
-
-    Dense and MoE layer times are weighted by the MoE layers' share of the model (the attention
-    core, the context-parallel window, is the same in both). The step model and the plan
-    search's lower bound both use this, so the bound never exceeds the step.
-    """
+def layer_mix(model: ModelArch, dense: LayerTimes, moe: LayerTimes | None,
+              logits_s: float) -> tuple[LayerTimes, float, float]:
+    """The average layer of a stage (dense and MoE layer times weighted by the MoE layers' share
+    of the model; the attention core, the context-parallel window, is the same in both), its
+    ``fwd + bwd + recompute``, and what the last stage adds after its layers: the logits (with
+    multi-token prediction, each depth's layer and logits too)."""
     frac = model.moe_layer_count / model.layers
     layer = dense
     if frac and moe is not None:
@@ -243,9 +240,25 @@ def stage_compute(model: ModelArch, plan: Plan, dense: LayerTimes, moe: LayerTim
     if model.mtp_layers:
         kind = moe if model.mtp_layer_moe() and moe is not None else dense
         tail += model.mtp_layers * (kind.fwd_s + kind.bwd_s + kind.recompute_s + logits_s)
-    layout = _layout(model, plan)
+    return layer, per_layer, tail
+
+
+def stage_compute(model: ModelArch, plan: Plan, dense: LayerTimes, moe: LayerTimes | None,
+                  logits_s: float, *, mix: tuple[LayerTimes, float, float] | None = None,
+                  layout: StageLayout | None = None) -> tuple[LayerTimes, float, int]:
+    """The average layer, the slowest pipeline stage's compute for one micro-batch and its
+    layer count: ``max`` over stages of ``layers x (fwd + bwd + recompute)``, plus the logits on
+    the last stage (:func:`layer_mix`, which ``mix`` may give; ``layout`` the plan's
+    :func:`plan_layout`).
+
+    The step model and the plan search's lower bound both use this, so the bound never exceeds
+    the step.
+    """
+    layer, per_layer, tail = mix if mix is not None else layer_mix(model, dense, moe, logits_s)
     if plan.pp == 1:
         return layer, model.layers * per_layer + tail, model.layers
+    if layout is None:
+        layout = plan_layout(model, plan)
     last = layout.last * per_layer + tail
     if plan.schedule == "dualpipe":
         # each rank holds stage i and stage p - 1 - i and runs half the micro-batches through each
@@ -259,7 +272,8 @@ def stage_compute(model: ModelArch, plan: Plan, dense: LayerTimes, moe: LayerTim
     return layer, compute, layers
 
 
-def bubble_chunks(model: ModelArch, plan: Plan, layer_s: float, logits_s: float) -> float:
+def bubble_chunks(model: ModelArch, plan: Plan, layer_s: float, logits_s: float,
+                  layout: StageLayout | None = None) -> float:
     """The 1F1B bubble in micro-batch times of the slowest stage, ``(p - 1) / v``
     (:func:`~designer.perf.pipeline.bubble_microbatches`), less the chunk times a light first or
     last chunk saves (:func:`~designer.perf.pipeline.light_end_chunks`; ``layer_s`` one layer's
@@ -268,149 +282,133 @@ def bubble_chunks(model: ModelArch, plan: Plan, layer_s: float, logits_s: float)
     base = bubble_microbatches(plan.pp, plan.virtual_stages, plan.schedule)
     if plan.pp <= 1 or plan.schedule == "dualpipe":
         return base
-    saved = light_end_chunks(_layout(model, plan), plan.virtual_stages, layer_s, logits_s)
+    saved = light_end_chunks(layout or plan_layout(model, plan), plan.virtual_stages, layer_s, logits_s)
     return max(0.0, base - saved / plan.virtual_stages)
 
 
-def _column_share(m: ModelArch) -> float:
-    """Share of a dense layer's GEMM FLOPs in its column-parallel GEMMs (QKV and the first MLP
-    projection, Megatron's ColumnParallelLinear), the window of the asynchronous backward
-    reductions."""
-    h = m.hidden
-    col = h * (m.q_dim + 2 * m.kv_dim) + h * m.ffn_size * (2 if m.gated_mlp else 1)
-    return col / (col + m.v_dim * h + m.ffn_size * h)
+class StepMemo:
+    """What the timings of one plan search share: collective and per-layer traffic times for
+    one job's model, stack and precision on one network (:class:`~designer.perf.network.Links`)
+    and job size, each kept under all its other inputs. Given for another job or network, it is
+    not used (the answer never depends on it)."""
+
+    __slots__ = ("model", "software", "precision", "links", "gpus", "table")
+
+    def __init__(self, job: Job, links: netm.Links, gpus: int):
+        self.model, self.software, self.precision = job.model, job.software, job.precision
+        self.links, self.gpus = links, gpus
+        self.table: dict = {}
+
+    def table_for(self, job: Job, links: netm.Links, plan: Plan) -> dict | None:
+        """The memo's table if it serves this job (any recomputation), network and plan size."""
+        if (job.model is self.model and job.software is self.software and job.precision is self.precision
+                and links is self.links and plan.gpus == self.gpus):
+            return self.table
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class StageTerms:
+    """A plan's compute terms, which no network changes (:func:`stage_terms`)."""
+
+    micro: int  # micro-batches per step
+    compute_mb_s: float  # one micro-batch's compute on the slowest stage
+    layers_stage: int  # layers of that stage
+    layer: LayerTimes  # the stage's average layer
+    chunks: float  # the bubble in micro-batch times (bubble_chunks)
+
+    @property
+    def bound_s(self) -> float:
+        """A lower bound on the step time: ``(micro + c) C``, the compute and bubble alone
+        (exposed communication, optimizer and checkpoint are never negative); rounding: the
+        step model sums the same terms in another order."""
+        return (self.micro + self.chunks) * self.compute_mb_s * (1.0 - 1e-9)
+
+    def floor_s(self, mp: MpTerms) -> float:
+        """A lower bound on the step time with the plan's model-parallel traffic ``mp``:
+        ``micro (C + S + P) + c (C + S)``, ``C`` the compute, ``S`` the exposed TP, CP and expert
+        traffic and ``P`` the exposed sends of a micro-batch. :func:`finish_timing` adds only
+        what is never negative (exposed data-parallel traffic and offload copies, the fill and
+        drain sends, the optimizer step, the checkpoint stall)."""
+        busy = self.compute_mb_s + mp.sync_exposed_mb_s
+        return (self.micro * (busy + mp.pp_exposed_mb_s) + self.chunks * busy) * (1.0 - 1e-9)
+
+
+def stage_terms(job: Job, plan: Plan, gpu: Gpu, speed: float = 1.0, dense: LayerTimes | None = None,
+                moe: LayerTimes | None = None, logits_s: float | None = None,
+                mix: tuple[LayerTimes, float, float] | None = None) -> StageTerms:
+    """The compute of one micro-batch on the slowest stage (:func:`stage_compute`) and the
+    bubble's micro-batch times (:func:`bubble_chunks`) of ``plan``.
+
+    ``dense``, ``moe``, ``logits_s`` (the output layer's forward and backward) and ``mix``
+    (:func:`layer_mix` of them) may be given precomputed, scaled by the compute multiplier
+    ``speed``, for the plan's (tp, cp, microbatch, sequence parallelism, ep, etp, recomputation).
+    """
+    m = job.model
+    if mix is None:  # every compute time is divided by speed, the compute multiplier
+        if dense is None:
+            dense = layer_times(job, plan, gpu, False).scaled(speed)
+        if m.moe_layer_count and moe is None:
+            moe = layer_times(job, plan, gpu, True).scaled(speed)
+        if logits_s is None:
+            logit_f, logit_b = logit_times(job, plan, gpu)
+            logits_s = (logit_f + logit_b) / speed
+        mix = layer_mix(m, dense, moe, logits_s)
+    assert logits_s is not None
+    layout = plan_layout(m, plan) if plan.pp > 1 else None
+    layer, compute_mb, layers_stage = stage_compute(m, plan, mix[0], None, logits_s, mix=mix, layout=layout)
+    # A light first or last chunk shortens the bubble (designer.perf.pipeline.light_end_chunks).
+    chunks = bubble_chunks(m, plan, mix[1], logits_s, layout)
+    return StageTerms(job.global_batch // (plan.dp * plan.microbatch), compute_mb, layers_stage, layer, chunks)
+
+
+def plan_mp_terms(job: Job, plan: Plan, cluster: Cluster, links: netm.Links, st: StageTerms,
+                  memo: StepMemo | None = None) -> MpTerms:
+    """The plan's model-parallel traffic per micro-batch (:func:`designer.perf.modelparallel.mp_terms`)."""
+    table = memo.table_for(job, links, plan) if memo is not None else None
+    return mp_terms(job, plan, links, st.layer, st.compute_mb_s, st.layers_stage, cluster.gpu.scaleup_kind, table)
 
 
 def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
-                dense: LayerTimes | None = None, moe: LayerTimes | None = None) -> Timing:
+                dense: LayerTimes | None = None, moe: LayerTimes | None = None, *,
+                memo: StepMemo | None = None) -> Timing:
     """Step time of ``plan`` and its terms: the arithmetic of :func:`estimate_step` (module
-    docstring), without validity checks, throughput or memory."""
+    docstring), without validity checks, throughput or memory. ``memo`` keeps traffic times
+    between the plans of a search (the answer is the same without it)."""
+    st = stage_terms(job, plan, cluster.gpu, cluster.efficiency.compute, dense, moe)
+    table = memo.table_for(job, links, plan) if memo is not None else None
+    mp = mp_terms(job, plan, links, st.layer, st.compute_mb_s, st.layers_stage, cluster.gpu.scaleup_kind, table)
+    return finish_timing(job, plan, cluster, links, st, mp, memo=memo)
+
+
+def finish_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links, st: StageTerms, mp: MpTerms, *,
+                  memo: StepMemo | None = None) -> Timing:
+    """:func:`step_timing` from the plan's :func:`stage_terms` and model-parallel traffic:
+    data-parallel traffic, offload copies, the pipeline schedule, the optimizer step and the
+    checkpoint stall."""
     m = job.model
-    sw = job.software
-    prof = sw.profile
     gpu = cluster.gpu
-    speed = cluster.efficiency.compute  # every compute time is divided by it
-    # A job within one scale-up domain has all its ranks in it (64 GPUs of an NVL72's 72).
-    gpn = min(links.gpus_per_node, plan.gpus)
-    tp, cp, pp, dp, ep, v = plan.tp, plan.cp, plan.pp, plan.dp, plan.ep, plan.virtual_stages
-    micro = job.global_batch // (dp * plan.microbatch)
-    moe_frac = m.moe_layer_count / m.layers
-    full = job.recompute is Recompute.FULL
-
-    # -- compute of one micro-batch on the slowest stage -----------------------------------
-    # Precomputed layer times (plan searches) are scaled by the compute multiplier already.
-    if dense is None:
-        dense = layer_times(job, plan, gpu, False).scaled(speed)
-    if moe_frac and moe is None:
-        moe = layer_times(job, plan, gpu, True).scaled(speed)
-    logit_f, logit_b = logit_times(job, plan, gpu)
-    layer, compute_mb, layers_stage = stage_compute(m, plan, dense, moe, (logit_f + logit_b) / speed)
-    fwd, bwd, rec = layer.fwd_s, layer.bwd_s, layer.recompute_s
-    gemm_win, attn_win = layer.gemm_fwd_s, layer.attn_fwd_s
-    layer_compute = fwd + bwd + rec
-
-    tokens_local = plan.microbatch * m.seq_len / cp
-    act_msg = tokens_local * m.hidden * K.ACT_BYTES
-
-    # -- tensor parallelism: 4 all-reduce equivalents per layer, 6 with full recompute -------
-    tp_layer = tp_bwd_async = 0.0
-    if tp > 1:
-        group = netm.group_layout(tp, 1, gpn, plan.gpus)
-        count = 6 if full else 4
-        if plan.sequence_parallel:
-            ag = netm.all_gather_s(act_msg, group, links)
-            rs = netm.reduce_scatter_s(act_msg, group, links)
-            # Without full recomputation the backward pass gathers the layer-norm outputs
-            # again for the weight gradients of the two column-parallel GEMMs (Korthikanti et
-            # al. 2022, sec. 4.2.2); a full recompute has them from its own forward.
-            tp_layer = count * (ag + rs) + (0 if full else 2) * ag
-            # the column-parallel layers' dgrad reduce-scatters and input re-gathers
-            tp_bwd_async = 2.0 * rs + (0.0 if full else 2.0) * ag
-        else:
-            ar = netm.all_reduce_s(act_msg, group, links)
-            tp_layer = count * ar
-            tp_bwd_async = 2.0 * ar  # the column-parallel layers' input-gradient all-reduces
-    serial = prof.tp_overlap_lost(plan.zero, tp, cp, gpu.scaleup_kind)  # Megatron-FSDP before Blackwell
-    if serial:
-        tp_exposed_layer = tp_layer
-    elif sw.tp_comm_overlap and plan.sequence_parallel:
-        tp_exposed_layer = exposed_s(tp_layer, gemm_win * (4.0 if full else 3.0), K.TP_OVERLAP_EFFICIENCY, _S)
-    elif prof.tp_backward_overlap and tp_bwd_async > 0.0:
-        # launched before the column-parallel layers' dgrad and wgrad GEMMs and waited on after
-        # them: their window is those two GEMMs, each about the layers' forward GEMM time
-        window = 2.0 * _column_share(m) * gemm_win
-        tp_exposed_layer = tp_layer - tp_bwd_async + exposed_s(tp_bwd_async, window, 1.0, _S)
-    else:
-        tp_exposed_layer = tp_layer
-
-    # -- context parallelism: ring exchange of key/value chunks ------------------------------
-    cp_layer = 0.0
-    if cp > 1:
-        group = netm.group_layout(cp, tp, gpn, plan.gpus)
-        chunk = tokens_local * 2 * m.kv_dim * K.ACT_BYTES / tp
-        steps = (cp - 1) * (4 if full else 3)  # forward K,V; backward K,V and their gradients
-        cp_layer = steps * netm.p2p_group_s(chunk, group.nodes > 1, links)
-    if prof.cp_overlap and not serial:
-        cp_exposed_layer = exposed_s(cp_layer, attn_win * (3.0 + (1.0 if full else 0.0)), 1.0, _S)
-    else:
-        cp_exposed_layer = cp_layer
-
-    # -- expert parallelism: dispatch and combine, forward and backward ----------------------
-    ep_mb = 0.0
-    if ep > 1 and m.moe is not None:
-        group = netm.group_layout(ep, plan.expert_stride, gpn, plan.gpus)
-        tokens_gpu = tokens_local / (tp if plan.sequence_parallel else 1)
-        payload = tokens_gpu * m.moe.top_k * m.hidden
-        dispatch = payload * (1.0 if job.precision is Precision.FP8 else K.ACT_BYTES)
-        combine = payload * K.ACT_BYTES
-        # forward dispatch (FP8 in FP8 recipes, DeepSeek-V3 sec. 3.3) and combine; backward
-        # the two gradients in 16-bit; NCCL all-to-all or DeepEP (the stack's dispatcher)
-        k, how = m.moe.top_k, sw.moe_dispatcher
-        routing = {"groups": m.moe.groups, "group_top_k": m.moe.group_top_k}  # node-limited routing
-        a2a_dispatch = netm.dispatch_all_to_all_s(dispatch, group, links, k, how, **routing)
-        a2a_combine = netm.dispatch_all_to_all_s(combine, group, links, k, how, **routing)
-        per_layer = a2a_dispatch + 3.0 * a2a_combine
-        if full:
-            per_layer += a2a_dispatch + a2a_combine
-        ep_mb = layers_stage * moe_frac * per_layer
-    if plan.schedule == "dualpipe":  # the paired chunk's compute hides the all-to-all
-        ep_exposed_mb = exposed_s(ep_mb, compute_mb, 1.0, _S)
-    else:
-        ep_exposed_mb = ep_mb
-
-    # -- pipeline: one activation and one gradient per virtual stage --------------------------
-    pp_mb = 0.0
-    if pp > 1:
-        group = netm.group_layout(pp, tp * cp * dp, gpn, plan.gpus)
-        # Each TP rank sends 1/tp of the activation (Megatron's scatter/gather optimisation,
-        # Narayanan et al. SC21 sec. 4.1); the receiver all-gathers it over NVLink.
-        msg = act_msg / tp
-        pp_mb = 2.0 * v * netm.p2p_group_s(msg, group.nodes > 1, links)
-    # Megatron-Core overlaps sends with compute only in the interleaved schedule: the plain 1F1B
-    # schedule "does not support overlapping p2p communication" (pipeline_parallel/schedules.py,
-    # forward_backward_pipelining_without_interleaving), so its sends are waited for. DualPipe
-    # hides them behind the paired chunk (DeepSeek-V3 report, sec. 3.2.1).
-    # The software knob p2p_overlap states a stack's own schedule (Llama 3's "asynchronous
-    # point-to-point communication in PP", sec. 3.3.2).
-    p2p_overlapped = sw.overlaps_p2p(v > 1 or plan.schedule == "dualpipe")
-    pp_exposed_mb = exposed_s(pp_mb, compute_mb, 1.0, _S) if p2p_overlapped else pp_mb
+    speed = cluster.efficiency.compute
+    gpn = min(links.gpus_per_node, plan.gpus)  # a job within one scale-up domain has all its ranks in it
+    pp, v = plan.pp, plan.virtual_stages
+    micro, compute_mb, layers_stage = st.micro, st.compute_mb_s, st.layers_stage
+    win_fwd, win_bwd = layers_stage * st.layer.fwd_s, layers_stage * (st.layer.bwd_s + st.layer.recompute_s)
+    params = stage_params(m, plan)
 
     # -- data parallelism (designer.perf.dataparallel) ---------------------------------------
-    params = stage_params(m, plan)
-    edp = plan.expert_dp
-    dpt = dp_terms(job, plan, links, params, layers_stage, layers_stage * fwd, layers_stage * (bwd + rec), micro)
+    table = memo.table_for(job, links, plan) if memo is not None else None
+    dpt = dp_terms(job, plan, links, params, layers_stage, win_fwd, win_bwd, micro, table)
     dp_comm, dp_mb_exposed, dp_step_exposed = dpt.comm_s, dpt.per_microbatch_exposed_s, dpt.step_exposed_s
 
     # -- activations offloaded to host memory, copied beside the forward and backward ---------
     off = _offload(job, plan, micro, gpu)
-    offload_mb = offload_exposed_s(off, gpu, layers_stage * fwd, layers_stage * (bwd + rec)) if off.layers else 0.0
+    offload_mb = offload_exposed_s(off, gpu, win_fwd, win_bwd) if off.layers else 0.0
 
     # -- pipeline schedule -------------------------------------------------------------------
-    exposed_mb = (layers_stage * (tp_exposed_layer + cp_exposed_layer)
-                  + ep_exposed_mb + pp_exposed_mb + dp_mb_exposed + offload_mb)
+    pp_exposed_mb = mp.pp_exposed_mb_s
+    exposed_mb = mp.sync_exposed_mb_s + pp_exposed_mb + dp_mb_exposed + offload_mb
     t_mb = compute_mb + exposed_mb
-    # A light first or last chunk shortens the bubble (designer.perf.pipeline.light_end_chunks).
-    chunks = bubble_chunks(m, plan, layer_compute, (logit_f + logit_b) / speed)
+    chunks = st.chunks
     if pp > 1 and plan.schedule != "dualpipe":
         # The fill runs the first micro-batch's forward through all p v chunks and the drain the
         # last one's backward back: 2 (p v - 1) sends in a row that no compute hides, however the
@@ -421,16 +419,15 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
         # optimizer; FSDP2 reduce-scatters on their own stream) and finish in the stage's idle
         # time of the fill and drain, so their per-micro-batch exposure is counted m times, not
         # again in the bubble.
-        bubble = chunks * (t_mb - pp_exposed_mb - dp_mb_exposed) + fill_drain_sends(pp, v) * pp_mb / (2.0 * v)
+        bubble = chunks * (t_mb - pp_exposed_mb - dp_mb_exposed) + fill_drain_sends(pp, v) * mp.pp_mb_s / (2.0 * v)
     else:
         bubble = chunks * t_mb
 
     if plan.zero >= 1:
-        opt_params = params.dense / (dp * cp) + params.expert / edp
+        opt_params = params.dense / (plan.dp * plan.cp) + params.expert / plan.expert_dp
     else:
         opt_params = params.total
     optimizer = optimizer_step_s(opt_params, gpu) / speed
-
     step_wo_ckpt = micro * t_mb + bubble + dp_step_exposed + optimizer
     checkpoint = 0.0
     if job.checkpoint_interval_s is not None and job.checkpoint_write_Bps_per_node:
@@ -446,5 +443,5 @@ def step_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
             )
         checkpoint = step_wo_ckpt * write_s / (job.checkpoint_interval_s - write_s)
     step = step_wo_ckpt + checkpoint
-    return Timing(step, compute_mb, micro, layers_stage, tp_layer, cp_layer, ep_mb, pp_mb, dp_comm, exposed_mb,
-                  dp_step_exposed, bubble, optimizer, checkpoint, offload_mb)
+    return Timing(step, compute_mb, micro, layers_stage, mp.tp_layer_s, mp.cp_layer_s, mp.ep_mb_s, mp.pp_mb_s,
+                  dp_comm, exposed_mb, dp_step_exposed, bubble, optimizer, checkpoint, offload_mb)
