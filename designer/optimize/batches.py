@@ -25,7 +25,7 @@ from typing import Iterable
 from dataclasses import replace
 
 from designer.errors import InfeasibleError, SolverTimeoutError
-from designer.optimize import bounds, dominance, preferences
+from designer.optimize import bounds, dominance, kind_bounds, preferences
 from designer.optimize.milp import Solution
 from designer.optimize.min_time import solve_min_time
 from designer.optimize.problem import Limits, Option, pareto
@@ -60,7 +60,7 @@ def search_budget(workloads: int) -> int | None:
 def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, limits: Limits | None = None,
           objective: str | None = None, solver: str = "highs", time_limit_s: float | None = None,
           cutoff: float | None = None, evaluations: int | None = None, below: float | None = None,
-          require_onprem: bool = False, until_found: bool = False) -> Solution:
+          require_onprem: bool = False, until_found: bool = False, tighten: bool = False) -> Solution:
     """Optimum over the candidates ``keys`` (all by default): on-prem candidates in order of
     their cost bound, a batch at a time (see the module docstring), stopping once the bound
     reaches the best cost found (``min_total_cost``; other objectives try every candidate).
@@ -87,6 +87,9 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
         until_found: ``evaluations`` stops the search only once it holds a design (the
             design's own search: a budget spent before any design is found would report none
             where one exists).
+        tighten: when ``evaluations`` stops the search, raise the untried candidates' bounds
+            from the best network of their kind (:func:`designer.optimize.kind_bounds.tighten`)
+            before the gap is measured.
 
     When the workspace's deadline (:class:`~designer.optimize.clock.Deadline`) passes, the best
     design so far is returned as ``feasible``, its gap measured against the lowest bound of the
@@ -223,6 +226,8 @@ def solve(ws: Workspace, th: Thresholds, *, keys: Iterable[str] | None = None, l
             # their compute floor (no plan search: quick once the time is up).
             late_bounds = [first_bounds[k] if k in first_bounds else adjusted(bounds.compute_bound(ws, k, th, cloud))
                            for k in late]
+        if tighten and prunable and budget_out and not deadline.expired():
+            late_bounds = kind_bounds.tighten(ws, th, late, late_bounds, cloud, best_total, adjusted, solver)
         unbounded = sum(k not in first_bounds and not (late_bounds and late_bounds[i] > 0)
                         for i, k in enumerate(late))
         best = _out_of_time(best, late_bounds, len(late), len(onprem), budget_out, unbounded)
@@ -370,6 +375,8 @@ def _out_of_time(best: Solution, late_bounds: list[float] | None, left: int, tot
         gap = max(best.gap, (total_usd - min(min(late_bounds), total_usd)) / total_usd)
     else:
         gap = 1.0
+    if budget_out and late_bounds is not None and gap <= 0.0 and best.status == "optimal":
+        return best  # every candidate the budget left has a bound at the design's cost: proven optimal
     why = "evaluation budget spent" if budget_out else "time limit reached"
     note = f"{why} with {left} of {total} on-prem candidates untried"
     if unbounded and gap >= 1.0:

@@ -22,7 +22,7 @@ Bounds, each below the cost the program would find for the candidate:
 from __future__ import annotations
 
 __all__ = ["cloud_floor", "lower_bound", "server_cost", "refined_bound", "usage_bound", "flops_gpu_seconds",
-           "compute_bound"]
+           "compute_bound", "signature", "size_points"]
 
 import math
 from dataclasses import replace
@@ -82,14 +82,14 @@ def lower_bound(ws: Workspace, key: str, th: Thresholds, *, sizes: Mapping[str, 
     if sizes is None and gpu_seconds is None:
         # Asked for again by every search over the same thresholds (explanations re-solve many
         # times): kept until a cloud evaluation changes the floors.
-        memo = ("bound", key, _signature(ws, th), None if keys is None else tuple(keys), best, ws.cloud_version)
+        memo = ("bound", key, signature(ws, th), None if keys is None else tuple(keys), best, ws.cloud_version)
         if memo not in ws.floors:
             ws.floors[memo] = _lower_bound(ws, key, th, sizes, keys, best, gpu_seconds)
         return ws.floors[memo]
     return _lower_bound(ws, key, th, sizes, keys, best, gpu_seconds)
 
 
-def _signature(ws: Workspace, th: Thresholds) -> tuple:
+def signature(ws: Workspace, th: Thresholds) -> tuple:
     """A hashable key of ``th`` (its deadlines are a mapping), computed once per thresholds object."""
     found = ws.floors.get(("thresholds", id(th)))
     if found is None or found[0] is not th:
@@ -111,13 +111,13 @@ def _lower_bound(ws: Workspace, key: str, th: Thresholds, sizes, keys, best: boo
     if ws.fixed_nodes is not None:
         points = [ws.fixed_nodes]
     else:
-        points = _size_points(min(need.values()), nmax, need.values())
+        points = size_points(min(need.values()), nmax, need.values())
     if not points:
         return math.inf
     if gpu_seconds is None:
         # Candidates of one GPU and node size share the knapsack (same needs, GPU-times and
         # floors): it is built once and answers each node count once.
-        memo = ("knapsack", _signature(ws, th), None if keys is None else tuple(keys), ws.cloud_version, cand.gpu,
+        memo = ("knapsack", signature(ws, th), None if keys is None else tuple(keys), ws.cloud_version, cand.gpu,
                 gpn, tuple(sorted(need.items())))
         rest = ws.floors.get(memo)
         if rest is None:
@@ -145,7 +145,7 @@ def _floors(ws: Workspace, th: Thresholds, keys) -> dict[str, float]:
 _GRID_STEP = 1.25  # node grid of the bound: the cost side is read at the left end of each step
 
 
-def _size_points(lo: int, hi: int, needs: Iterable[int]) -> list[int]:
+def size_points(lo: int, hi: int, needs: Iterable[int]) -> list[int]:
     """Node counts from ``lo`` to ``hi``: ``lo``, every workload's minimum and the points of one
     geometric grid from 1 (the same for every bound, so the costs at its points are computed
     once whatever the thresholds)."""
@@ -310,7 +310,7 @@ def compute_bound(ws: Workspace, key: str, th: Thresholds, keys: Iterable[str] |
     it for the gap of a design found when the time limit passed before a candidate's own bounds
     were computed. ``keys``: the cloud candidates (prepared) whose floors count."""
     cand = ws.by_key[key]
-    memo = ("compute bound", cand.server, _signature(ws, th), None if keys is None else tuple(keys),
+    memo = ("compute bound", cand.server, signature(ws, th), None if keys is None else tuple(keys),
             ws.cloud_version)
     if memo not in ws.floors:
         ws.floors[memo] = _compute_bound(ws, key, th, keys)
@@ -334,7 +334,7 @@ def _compute_bound(ws: Workspace, key: str, th: Thresholds, keys) -> float:
     nmax = ws.max_nodes(cand)
     if nmax < 1:
         return math.inf
-    points = [ws.fixed_nodes] if ws.fixed_nodes is not None else _size_points(min(need.values()), nmax,
+    points = [ws.fixed_nodes] if ws.fixed_nodes is not None else size_points(min(need.values()), nmax,
                                                                                  need.values())
     rest = _Knapsack(need, seconds, _floors(ws, th, keys), th.deadlines_s, gpn)
     bound = math.inf

@@ -140,7 +140,7 @@ def _run(b: Builder, objective, solver: str, time_limit_s: float | None, gap: fl
 
 
 def solve_problem(problem: Problem, *, solver: str = "highs", time_limit_s: float | None = None,
-                  deadline: Deadline | None = None) -> Solution:
+                  deadline: Deadline | None = None, rel_gap: float = REL_GAP) -> Solution:
     """Build and solve the program of :mod:`designer.optimize.formulation`.
 
     Args:
@@ -148,6 +148,9 @@ def solve_problem(problem: Problem, *, solver: str = "highs", time_limit_s: floa
         solver: ``highs`` (HiGHS through highspy) or ``cbc`` (PuLP's bundled CBC).
         time_limit_s: stop each solver run after this long and return the best design found, if any.
         deadline: the command's deadline: each solver run gets at most what is left of it.
+        rel_gap: the relative gap at which the solver stops (``min_total_cost``; a bound on the
+            optimum needs no more than its own precision). The solution's ``gap`` is then at
+            least the solver's, and ``objective x (1 - gap)`` is below the optimum.
 
     Raises:
         InfeasibleError: no design meets the constraints (the caller explains why).
@@ -191,8 +194,10 @@ def solve_problem(problem: Problem, *, solver: str = "highs", time_limit_s: floa
         objective = (total - b.credit() + b.tie_break()) / SCALE_USD
     # min_time's second phase (cost at the best time) is solved to 1e-6: with many systems in the
     # program, proving the cost to the last dollar costs more than it is worth.
-    status = _run(b, objective, solver, limit(), gap=1e-6 if problem.objective == "min_time" else REL_GAP)
+    status = _run(b, objective, solver, limit(), gap=1e-6 if problem.objective == "min_time" else rel_gap)
     gap = 0.0 if status == "optimal" else _gap(b)
+    if rel_gap > REL_GAP:
+        gap = max(gap, rel_gap)  # stopped within rel_gap of its bound: "optimal" to that precision
     sol = _extract(b, problem, status, gap, solver, max_time_days)
     if problem.objective == "min_cost_per_token":
         # The objective that ranks designs is phase 1's; phase 2 only sized the system.

@@ -71,6 +71,9 @@ class Workspace:
         self.credits = MappingProxyType({c.key: cr for c in self.candidates
                                          if any(cr := preferences.credits_of(task.preferences, c, task.catalog))})
         self.solves = 0  # programs solved (the drivers count them)
+        # Work spent raising the bounds of candidates a budgeted search left untried
+        # (designer.optimize.kind_bounds), in the units of designer.optimize.explain.budget.
+        self.bound_work = 0
         # Energetic intervals (constraint 16) the schedules of earlier programs found overfull:
         # valid for every design that packs, so every later program starts with them.
         self.energy: set[tuple[float, float]] = set()
@@ -135,7 +138,7 @@ class Workspace:
                 limit = lo
         return max(limit, 0)
 
-    def _held(self, cand: Candidate, gpus: int) -> int:
+    def held(self, cand: Candidate, gpus: int) -> int:
         """GPUs of the whole nodes a job on ``gpus`` GPUs occupies (a part of each NVL72: all 72)."""
         size = evaluate.scaleup_domain(cand, self.catalog).gpus
         if (cand.deployment is Deployment.CLOUD or len(domain.placements(size)) == 1) \
@@ -144,7 +147,9 @@ class Workspace:
         nodes, _ = self.evaluator.placement(cand, gpus)
         return max(gpus, nodes * cand.gpus_per_node)
 
-    def _grid(self, w: Workload, cand: Candidate, max_nodes: int) -> tuple[int, ...]:
+    def grid(self, w: Workload, cand: Candidate, max_nodes: int) -> tuple[int, ...]:
+        """The GPU counts ``w`` is evaluated at on ``cand`` up to ``max_nodes`` nodes (its pinned
+        count, else whole nodes on a grid about 12% apart, parts of a domain below one node)."""
         if w.gpus is not None:
             return (w.gpus,) if w.gpus <= max_nodes * cand.gpus_per_node else ()
         size = evaluate.scaleup_domain(cand, self.catalog).gpus
@@ -177,7 +182,7 @@ class Workspace:
             # The ideal network is at least as good as the best of any kind (same GPU, same grid):
             # no size below its answer qualifies here, and none at all if it has none.
             ideal = self.ideal_gpus(w, cand, th, best=False) if best else floor
-            grid = () if ideal is None else self._grid(w, cand, limit)
+            grid = () if ideal is None else self.grid(w, cand, limit)
             for g in grid:
                 if g < floor or g < ideal:
                     continue
@@ -236,7 +241,7 @@ class Workspace:
 
     def _scan(self, w: Workload, cand: Candidate, max_nodes: int, th: Thresholds, start: int | None) -> None:
         pair = (w.name, cand.key)
-        grid = self._grid(w, cand, max_nodes)
+        grid = self.grid(w, cand, max_nodes)
         if start is None:
             # Not even an ideal network qualifies: keep a few sizes to explain what is reached.
             start = grid[-1] if grid else 1
@@ -368,7 +373,7 @@ class Workspace:
             found = False
             for w in self.workloads:
                 evals = self.evaluations.get((w.name, key), ())
-                opts = [Option(e.gpus, e.time_s, e.utilization, i, self._held(system.candidate, e.gpus))
+                opts = [Option(e.gpus, e.time_s, e.utilization, i, self.held(system.candidate, e.gpus))
                         for i, e in enumerate(evals) if th.admits(w.name, e.time_s, e.utilization)]
                 if opts:
                     options[(w.name, key)] = pareto(opts, keep_time)

@@ -98,7 +98,7 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
 
     try:
         sol = batches.solve(ws, th, evaluations=batches.search_budget(len(ws.workloads)),
-                            until_found=True, **run)
+                            until_found=True, tighten=True, **run)
     except InfeasibleError as exc:
         if explain_design:
             ws.deadline = _explaining(deadline, ws)
@@ -142,11 +142,15 @@ def plan(spec: Spec, catalog: Catalog, *, solver: str = "highs", time_limit_s: f
 
 def _explaining(deadline: Deadline, ws: Workspace) -> Deadline:
     """The deadline of the explanations: the command's, or sooner when they have a budget of
-    work of their own (:func:`designer.optimize.explain.budget`)."""
+    work of their own (:func:`designer.optimize.explain.budget`), less what bounding the
+    candidates the search left untried took of it (the design's gap comes first), counted
+    twice: those plan searches are of sizes and networks nothing searched before, about twice
+    the time of an explanation's (benchmarks/portfolio_scale.py, 50 and 100 workloads)."""
     budget = explain.budget(len(ws.workloads))
     if budget is None:
         return deadline
-    return WorkBudget(deadline, budget, lambda: explain.work_done(ws), "explanation budget")
+    left = max(0, budget - 2 * ws.bound_work)
+    return WorkBudget(deadline, left, lambda: explain.work_done(ws), "explanation budget")
 
 
 def _cut_short(ws: Workspace) -> str:
@@ -271,7 +275,7 @@ def _within_limits(ws: Workspace, th: Thresholds, sol: Solution, measure, run: d
         limits = replace(limits, **lowered)
         try:
             sol = batches.solve(ws, th, limits=limits, evaluations=batches.search_budget(len(ws.workloads)),
-                                until_found=True, **run)
+                                until_found=True, tighten=True, **run)
         except (InfeasibleError, SolverTimeoutError):
             break
         m = measure(sol)
