@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from designer.perf import constants as K
 from designer.perf import network as netm
 from designer.perf.compute import LayerTimes
-from designer.perf.overlap import exposed_s
+from designer.perf.overlap import exposed_s, tp_overlap_exposed_s
 from designer.perf.types import Job, ModelArch, Plan, Precision, Recompute
 
 _S = K.OVERLAP_SLOWDOWN
@@ -165,7 +165,7 @@ def _tp_cp_layer(job: Job, plan: Plan, links: netm.Links, gemm_win: float, attn_
     act_msg = tokens_local * m.hidden * K.ACT_BYTES
 
     # -- tensor parallelism: 4 all-reduce equivalents per layer, 6 with full recompute -------
-    tp_layer = tp_bwd_async = 0.0
+    tp_layer = tp_bwd_async = ag = rs = 0.0
     if tp > 1:
         group = netm.group_layout(tp, 1, gpn, plan.gpus)
         count = 6 if full else 4
@@ -185,7 +185,8 @@ def _tp_cp_layer(job: Job, plan: Plan, links: netm.Links, gemm_win: float, attn_
     if serial:
         tp_exposed_layer = tp_layer
     elif sw.tp_comm_overlap and plan.sequence_parallel:
-        tp_exposed_layer = exposed_s(tp_layer, gemm_win * (4.0 if full else 3.0), K.TP_OVERLAP_EFFICIENCY, _S)
+        # Megatron-Core userbuffers pipeline every collective; PyTorch AsyncTP only some (overlap.py)
+        tp_exposed_layer = tp_overlap_exposed_s(prof.micro_pipelined_tp, ag, rs, full, gemm_win, _column_share(m))
     elif prof.tp_backward_overlap and tp_bwd_async > 0.0:
         # launched before the column-parallel layers' dgrad and wgrad GEMMs and waited on after
         # them: their window is those two GEMMs, each about the layers' forward GEMM time

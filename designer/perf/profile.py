@@ -98,6 +98,10 @@ class Profile:
     CUDA hardware queue (``CUDA_DEVICE_MAX_CONNECTIONS=1``, so a collective launched before a GEMM
     runs beside it) on GPUs before Blackwell, and its ZeRO 2-3 implementation does not run with
     one queue: there such plans expose their TP and CP traffic whole.
+    ``micro_pipelined_tp``: the stack's ``tp_comm_overlap`` is PyTorch's AsyncTP, a compiler pass
+    that decomposes only the collectives adjacent to a single GEMM
+    (:func:`designer.perf.overlap.async_tp_exposed_s`); ``False``: every TP collective is pipelined
+    with its GEMM (Megatron-Core userbuffers).
 
     Numerics and memory: ``dropout`` (the recipes of the stack's era keep hidden and attention
     dropout), ``weight_bytes``, ``grad_bytes``, ``optimizer_bytes`` per parameter (before
@@ -149,6 +153,7 @@ class Profile:
     unprefetched_chunks: int = 1
     min_interleaved_pp: int = 2
     tp_overlap_single_queue: bool = False
+    micro_pipelined_tp: bool = False
 
     @property
     def default_attention(self) -> Attention:

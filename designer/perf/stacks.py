@@ -211,6 +211,9 @@ _FSDP2 = Profile(
     interleaving=True,  # torch.distributed.pipelining ScheduleInterleaved1F1B
     uneven_pipeline=True,  # stages are split by module names, any count per stage
     tp_comm_overlap=True,  # AsyncTP (torch._micro_pipeline_tp with torch.compile)
+    # AsyncTP decomposes only the collectives next to a single GEMM (torch/_inductor/fx_passes/
+    # micro_pipeline_tp.py; designer.perf.overlap.async_tp_decomposed_s)
+    micro_pipelined_tp=True,
     # DTensor's colwise/rowwise plans wait for each collective before the next op (no async
     # backward reduction unless AsyncTP)
     tp_backward_overlap=False,
