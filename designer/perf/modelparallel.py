@@ -17,13 +17,13 @@ the software stack's (:mod:`designer.perf.software`).
 
 A plan search times hundreds of plans that share a few message sizes, groups and layer shapes;
 ``memo`` (a dict kept for one job model, stack, precision, network and job size,
-:class:`designer.perf.step.StepMemo`) keeps each collective's time, and one layer's TP and CP
+:class:`StepMemo`) keeps each collective's time, and one layer's TP and CP
 terms, under all their other inputs.
 """
 
 from __future__ import annotations
 
-__all__ = ["MpTerms", "mp_terms", "memoised"]
+__all__ = ["MpTerms", "StepMemo", "mp_terms", "memoised"]
 
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,6 +48,27 @@ class MpTerms:
     sync_exposed_mb_s: float  # exposed: layers x (TP + CP) + expert all-to-all
     pp_exposed_mb_s: float  # exposed pipeline sends
     serial: bool  # the stack runs TP and CP traffic without overlap under this ZeRO stage
+
+
+class StepMemo:
+    """What the timings of one plan search share: collective and per-layer traffic times for
+    one job's model, stack and precision on one network (:class:`~designer.perf.network.Links`)
+    and job size, each kept under all its other inputs. Given for another job or network, it is
+    not used (the answer never depends on it)."""
+
+    __slots__ = ("model", "software", "precision", "links", "gpus", "table")
+
+    def __init__(self, job: Job, links: netm.Links, gpus: int):
+        self.model, self.software, self.precision = job.model, job.software, job.precision
+        self.links, self.gpus = links, gpus
+        self.table: dict = {}
+
+    def table_for(self, job: Job, links: netm.Links, plan: Plan) -> dict | None:
+        """The memo's table if it serves this job (any recomputation), network and plan size."""
+        if (job.model is self.model and job.software is self.software and job.precision is self.precision
+                and links is self.links and plan.gpus == self.gpus):
+            return self.table
+        return None
 
 
 def memoised(memo: dict | None, fn: Callable[..., float], n: float, group: netm.Group, links: netm.Links) -> float:
@@ -85,7 +106,7 @@ def mp_terms(job: Job, plan: Plan, links: netm.Links, layer: LayerTimes, compute
         layers_stage: the layers of that stage.
         scaleup_kind: the GPU's scale-up kind (whether the stack's TP overlap survives FSDP).
         memo: traffic times shared between the plans of a search, for one job model, stack
-            and precision, one ``links`` and one job size (:class:`designer.perf.step.StepMemo`).
+            and precision, one ``links`` and one job size (:class:`StepMemo`).
     """
     m = job.model
     sw = job.software

@@ -16,7 +16,7 @@ a bound from a once-a-step stage of the same shape shows it cannot win.
 Groups are visited in order of a network-free bound (compute and bubble); inside a group, a plan
 whose compute and model-parallel traffic alone already bound its step above the fastest found
 (:meth:`designer.perf.step.StageTerms.floor_s`) is skipped before its memory is checked. The
-timings of one search share their collective times (:class:`designer.perf.step.StepMemo`).
+timings of one search share their traffic times (:class:`designer.perf.modelparallel.StepMemo`).
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ from designer.perf.memory import memory_per_gpu, usable_hbm_bytes
 from designer.perf.offload import offload_for
 from designer.perf.pipeline import interleave_depths, stage_layout
 from designer.perf.step import (
-    StageTerms, StepMemo, Timing, estimate_from, finish_timing, layer_mix, plan_mp_terms, stage_terms,
-    structure_reason_on,
+    StageTerms, StepMemo, Timing, estimate_from, finish_timing, layer_mix, plan_layout, plan_mp_terms, stage_compute,
+    stage_terms, structure_reason_on,
 )
 from designer.perf.structure import structure_reason
 from designer.perf.types import Job, Plan, PlanConstraints
@@ -166,8 +166,8 @@ def _plan_groups(job: Job, gpn: int, gpus: int, fixed: PlanConstraints | None) -
                     for mb in mbs:
                         for v in vs:
                             for sp in sps:
-                                yield tuple(Plan(tp, pp, dp, ep, cp, mb, v, z, sp, first, last, schedule, etp)
-                                            for z in zeros)
+                                yield tuple([Plan(tp, pp, dp, ep, cp, mb, v, z, sp, first, last, schedule, etp)
+                                             for z in zeros])
 
 
 def _expert_layouts(job: Job, f: PlanConstraints, tp: int, cp: int, dp: int,
@@ -238,7 +238,13 @@ class _Group:
 class _Ranking:
     groups: tuple[_Group, ...]  # in order of bound
     structure: tuple[tuple[int, str], ...]  # (index, why) of the groups that cannot run
-    by_shape: dict  # plan shape (all but the ZeRO stage) -> its group
+    by_shape: dict  # plan shape (all but the ZeRO stage) -> its group, filled when a hint first asks
+
+    def group_of(self, plan: Plan, recompute) -> _Group | None:
+        """The group of ``plan``'s shape under ``recompute``, if it is a valid candidate."""
+        if not self.by_shape and self.groups:
+            self.by_shape.update((_shape(g.group[0], g.job.recompute), g) for g in self.groups)
+        return self.by_shape.get(_shape(plan, recompute))
 
 
 def _shape(plan: Plan, recompute) -> tuple:
@@ -260,6 +266,7 @@ def _ranked_groups(job: Job, gpu: Gpu, gpus_per_node: int, gpus: int, fixed: Pla
     # expert weights each GPU streams) ep; the key must hold all of them, or plans that differ
     # only in ep are timed with the first one's layers.
     cache: dict[tuple, tuple] = {}
+    stages: dict[tuple, tuple] = {}  # (layer shape, pipeline) -> its layout and stage compute
     moe_model = job.model.moe is not None
     out = []
     variants = _job_variants(job)
@@ -284,9 +291,16 @@ def _ranked_groups(job: Job, gpu: Gpu, gpus_per_node: int, gpus: int, fixed: Pla
                 logits = (lf + lb) / speed
                 cache[key] = (logits, layer_mix(variant.model, dense, moe, logits))
             logits, mix = cache[key]
-            out.append(_Group(index, variant, group, stage_terms(variant, head, gpu, speed, logits_s=logits, mix=mix)))
+            skey = (key, head.pp, head.schedule, head.first_stage_layers, head.last_stage_layers)
+            pre = stages.get(skey)
+            if pre is None:
+                layout = plan_layout(variant.model, head) if head.pp > 1 else None
+                pre = stages[skey] = (layout, stage_compute(variant.model, head, mix[0], None, logits, mix=mix,
+                                                            layout=layout))
+            st = stage_terms(variant, head, gpu, speed, logits_s=logits, mix=mix, stage=pre[1], layout=pre[0])
+            out.append(_Group(index, variant, group, st))
     out.sort(key=lambda g: (g.bound_s, g.index))
-    return _Ranking(tuple(out), tuple(reasons), {_shape(g.group[0], g.job.recompute): g for g in out})
+    return _Ranking(tuple(out), tuple(reasons), {})
 
 
 def search_plans(job: Job, cluster: Cluster, gpus: int,
@@ -328,7 +342,7 @@ def search_plans(job: Job, cluster: Cluster, gpus: int,
     best_index = -1
     first = None
     if hint is not None:  # under recompute auto, the hint's shape with the first setting that has it
-        first = next((g for g in (ranking.by_shape.get(_shape(hint, r)) for r in job.recompute_choices())
+        first = next((g for g in (ranking.group_of(hint, r) for r in job.recompute_choices())
                       if g is not None), None)
     for g in ((first,) if first else ()) + ranking.groups:
         if best is not None and g.bound_s >= best.step_time_s:

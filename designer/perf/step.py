@@ -60,7 +60,7 @@ from designer.perf.dataparallel import dp_terms
 from designer.perf.estimate import Breakdown, StepEstimate
 from designer.perf.flops import causal_model_flops_per_token, model_flops_per_token
 from designer.perf.memory import memory_per_gpu, stage_params, usable_hbm_bytes
-from designer.perf.modelparallel import MpTerms, mp_terms
+from designer.perf.modelparallel import MpTerms, StepMemo, mp_terms
 from designer.perf.offload import NO_OFFLOAD, offload_exposed_s, offload_for
 from designer.perf.pipeline import StageLayout, bubble_microbatches, fill_drain_sends, light_end_chunks, stage_layout
 from designer.perf.structure import structure_reason
@@ -286,27 +286,6 @@ def bubble_chunks(model: ModelArch, plan: Plan, layer_s: float, logits_s: float,
     return max(0.0, base - saved / plan.virtual_stages)
 
 
-class StepMemo:
-    """What the timings of one plan search share: collective and per-layer traffic times for
-    one job's model, stack and precision on one network (:class:`~designer.perf.network.Links`)
-    and job size, each kept under all its other inputs. Given for another job or network, it is
-    not used (the answer never depends on it)."""
-
-    __slots__ = ("model", "software", "precision", "links", "gpus", "table")
-
-    def __init__(self, job: Job, links: netm.Links, gpus: int):
-        self.model, self.software, self.precision = job.model, job.software, job.precision
-        self.links, self.gpus = links, gpus
-        self.table: dict = {}
-
-    def table_for(self, job: Job, links: netm.Links, plan: Plan) -> dict | None:
-        """The memo's table if it serves this job (any recomputation), network and plan size."""
-        if (job.model is self.model and job.software is self.software and job.precision is self.precision
-                and links is self.links and plan.gpus == self.gpus):
-            return self.table
-        return None
-
-
 @dataclass(frozen=True, slots=True)
 class StageTerms:
     """A plan's compute terms, which no network changes (:func:`stage_terms`)."""
@@ -336,13 +315,16 @@ class StageTerms:
 
 def stage_terms(job: Job, plan: Plan, gpu: Gpu, speed: float = 1.0, dense: LayerTimes | None = None,
                 moe: LayerTimes | None = None, logits_s: float | None = None,
-                mix: tuple[LayerTimes, float, float] | None = None) -> StageTerms:
+                mix: tuple[LayerTimes, float, float] | None = None, *,
+                stage: tuple[LayerTimes, float, int] | None = None, layout: StageLayout | None = None) -> StageTerms:
     """The compute of one micro-batch on the slowest stage (:func:`stage_compute`) and the
     bubble's micro-batch times (:func:`bubble_chunks`) of ``plan``.
 
     ``dense``, ``moe``, ``logits_s`` (the output layer's forward and backward) and ``mix``
     (:func:`layer_mix` of them) may be given precomputed, scaled by the compute multiplier
-    ``speed``, for the plan's (tp, cp, microbatch, sequence parallelism, ep, etp, recomputation).
+    ``speed``, for the plan's (tp, cp, microbatch, sequence parallelism, ep, etp, recomputation);
+    ``stage`` (its :func:`stage_compute`) and ``layout`` (its :func:`plan_layout`) for its layer
+    shape and pipeline, which the data-parallel size and the interleaving do not change.
     """
     m = job.model
     if mix is None:  # every compute time is divided by speed, the compute multiplier
@@ -355,8 +337,11 @@ def stage_terms(job: Job, plan: Plan, gpu: Gpu, speed: float = 1.0, dense: Layer
             logits_s = (logit_f + logit_b) / speed
         mix = layer_mix(m, dense, moe, logits_s)
     assert logits_s is not None
-    layout = plan_layout(m, plan) if plan.pp > 1 else None
-    layer, compute_mb, layers_stage = stage_compute(m, plan, mix[0], None, logits_s, mix=mix, layout=layout)
+    if layout is None and plan.pp > 1:
+        layout = plan_layout(m, plan)
+    if stage is None:
+        stage = stage_compute(m, plan, mix[0], None, logits_s, mix=mix, layout=layout)
+    layer, compute_mb, layers_stage = stage
     # A light first or last chunk shortens the bubble (designer.perf.pipeline.light_end_chunks).
     chunks = bubble_chunks(m, plan, mix[1], logits_s, layout)
     return StageTerms(job.global_batch // (plan.dp * plan.microbatch), compute_mb, layers_stage, layer, chunks)

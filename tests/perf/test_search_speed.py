@@ -10,14 +10,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from designer.perf import Cluster, Job, Plan, Precision, Recompute, check_plan, estimate_step, search_plans
+from designer.perf import (
+    Cluster, Job, Plan, PlanConstraints, Precision, Recompute, check_plan, estimate_step, search_plans,
+)
 from designer.perf import memory, pipeline, search
 from designer.perf.network import links_for
 from designer.perf.search import candidate_plans
 from designer.perf.step import StepMemo, plan_mp_terms, stage_terms, step_timing
 
 from .factories import A100, H100, HDR, MIXTRAL, NDR
-from .strategies import BIG_H100, jobs, models
+from .strategies import BIG_H100, cases, jobs, models
 
 
 def _clear_caches() -> None:
@@ -153,3 +155,44 @@ def test_memo_is_not_used_for_another_job_network_or_size():
             == step_timing(_MOE_JOB, _BASE, hdr, hdr_links))
     assert (step_timing(_MOE_JOB, _BASE, hdr, hdr_links).step_s
             > step_timing(_MOE_JOB, _BASE, _CLUSTER, links).step_s)  # half the NIC rate: slower
+
+
+@settings(max_examples=60, deadline=None)
+@given(cases())
+def test_bounds_and_memo_hold_on_any_valid_plan(case):
+    """On any valid plan (context, expert and pipeline parallelism, interleaving, every stack and
+    ZeRO stage), the bound and the floor stay below the step, and a memo that timed the plan's
+    ZeRO and micro-batch neighbours first changes nothing."""
+    job, plan, cluster = case.job, case.plan, case.cluster
+    links = links_for(cluster, job.software)
+    st_ = stage_terms(job, plan, cluster.gpu, cluster.efficiency.compute)
+    alone = step_timing(job, plan, cluster, links)
+    assert st_.bound_s < alone.step_s and st_.floor_s(plan_mp_terms(job, plan, cluster, links, st_)) < alone.step_s
+    memo = StepMemo(job, links, plan.gpus)
+    for z in job.software.profile.zero_stages:
+        step_timing(job, replace(plan, zero=z), cluster, links, memo=memo)
+    step_timing(job, replace(plan, microbatch=plan.microbatch * 2), cluster, links, memo=memo)
+    assert step_timing(job, plan, cluster, links, memo=memo) == alone
+
+
+@settings(max_examples=25, deadline=None)
+@given(small_searches(), st.data())
+def test_pinned_searches_are_the_exhaustive_answer(case, data):
+    """With parts of the plan pinned (DualPipe, a ZeRO stage, tp, the micro-batch), the pruned
+    search still returns the first strictly fastest valid candidate."""
+    job, cluster, gpus = case
+    fixed = data.draw(st.sampled_from([
+        PlanConstraints(schedule="dualpipe"), PlanConstraints(zero=job.software.profile.zero_stages[-1]),
+        PlanConstraints(tp=2), PlanConstraints(microbatch=1), PlanConstraints(pp=2, virtual_stages=1),
+    ]))
+    valid = [(v, p) for v, group in candidate_plans(job, cluster, gpus, fixed) for p in group
+             if check_plan(v, p, cluster) is None]
+    if not valid:
+        return
+    reference = None
+    for v, p in valid:
+        t = estimate_step(v, p, cluster).step_time_s
+        if reference is None or t < reference[2]:
+            reference = (p, v.recompute, t)
+    best = search_plans(job, cluster, gpus, fixed)
+    assert (best.plan, best.recompute, best.step_time_s) == reference
