@@ -41,6 +41,7 @@ from designer.perf.flops import model_flops_per_token  # noqa: E402
 
 import validation_autoplan as autoplan  # noqa: E402
 import validation_collectives as collectives  # noqa: E402
+import validation_memory as memory  # noqa: E402
 import validation_runs as runs  # noqa: E402
 
 # The planner's own plans against the best published run (benchmarks/validation_autoplan.py).
@@ -278,6 +279,7 @@ def render(results, unscored, not_added, loso, fitted, table, llama70) -> str:
     lines += ["", "Published rows not added to the data (not complete enough for a spec):", ""]
     lines += [f"- {rid}: {why}" for rid, why in not_added.items()]
     lines += autoplan.render(results, table, llama70, s.median)
+    lines += memory.render(results, table)
     return "\n".join(lines) + "\n"
 
 

@@ -149,13 +149,23 @@ def layer_activation_bytes(job: Job, plan: Plan, moe_layer: bool = False) -> flo
     g = 1.0 if job.precision is Precision.FP8 else K.ACT_BYTES
     # Replicated across tensor-parallel ranks unless sequence parallel: the two layer-norm
     # inputs, the two dropout masks (if any), the QKV and first-MLP inputs (10 s b h for a GPT).
+    prof = job.software.profile
     masks = 2 * h if job.dropout else 0
     replicated = sb * (4 * h + masks + g * h + g * h)
-    split = sb * (2 * q + 4 * kv + g * v) + sb * (2 * f_in + g * f)
-    if job.recompute is Recompute.SELECTIVE and job.software.profile.selective_ops:
+    selective_ops = job.recompute is Recompute.SELECTIVE and prof.selective_ops
+    # K and V saved for the attention's backward; a stack that repeats grouped K and V to every
+    # query head before the kernel saves the repeated copies (heads x head size each). Selective
+    # recomputation of the element-wise ops recomputes the repeat too.
+    kv_saved = 2 * q + 2 * v if prof.kv_repeat and m.mla is None and not selective_ops else 4 * kv
+    split = sb * (2 * q + kv_saved + g * v) + sb * (2 * f_in + g * f)
+    gathered = 0.0
+    if selective_ops:
         # the norm outputs (the QKV and first-MLP inputs) and the activation are recomputed
         replicated -= sb * 2 * g * h
         split -= sb * g * f
+    elif prof.tp_saves_gathered and plan.sequence_parallel and t > 1:
+        # the QKV and first-MLP inputs kept as all-gathered for the weight gradients, not as shards
+        gathered = sb * 2 * g * h
     if m.mla is not None:
         # the latent inputs of the up-projections
         split += sb * g * (m.mla.q_lora_rank + m.mla.kv_lora_rank) * t
@@ -163,7 +173,7 @@ def layer_activation_bytes(job: Job, plan: Plan, moe_layer: bool = False) -> flo
         # softmax output (2 bytes), with dropout also its mask (1) and output (2)
         split += (5.0 if job.dropout else 2.0) * plan.microbatch * m.heads * s * m.seq_len
     if plan.sequence_parallel or t == 1:
-        return (replicated + split) / t
+        return (replicated - gathered) / t + gathered + split / t
     return replicated + split / t
 
 

@@ -107,7 +107,11 @@ class Profile:
     dropout), ``weight_bytes``, ``grad_bytes``, ``optimizer_bytes`` per parameter (before
     sharding), ``grad_reduce_bytes`` and ``gather_bytes`` per parameter on the wire,
     ``loss_bytes`` per vocabulary logit held at once while the loss is computed (the 16-bit
-    logits, their FP32 copy and what the cross entropy keeps for backward).
+    logits, their FP32 copy and what the cross entropy keeps for backward, at the loss's peak).
+    ``kv_repeat``: the attention repeats the grouped keys and values to every query head before
+    the kernel, which saves the repeated copies for backward. ``tp_saves_gathered``: a
+    column-parallel linear under sequence parallelism saves its all-gathered input for the weight
+    gradient (instead of the sequence shard, gathered again in backward).
     ``activation_offload``: the stack can keep whole layers' activations in host memory
     (:mod:`designer.perf.offload`). ``expert_folding``: the stack can give the experts a
     tensor-parallel size of their own (``Plan.etp``), which the plan search then tries.
@@ -154,6 +158,8 @@ class Profile:
     min_interleaved_pp: int = 2
     tp_overlap_single_queue: bool = False
     micro_pipelined_tp: bool = False
+    kv_repeat: bool = False  # K and V saved repeated to every query head (memory)
+    tp_saves_gathered: bool = False  # the all-gathered column-parallel inputs saved whole (memory)
 
     @property
     def default_attention(self) -> Attention:

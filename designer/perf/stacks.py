@@ -8,7 +8,9 @@ of their command-line flags (NVIDIA/Megatron-LM git history).
 
 from __future__ import annotations
 
-__all__ = ["PROFILES", "PRESET_NAMES", "DEFAULT_PRESET", "profile"]
+__all__ = ["PROFILES", "PRESET_NAMES", "DEFAULT_PRESET", "TORCHTITAN_MEMORY", "profile"]
+
+from dataclasses import replace
 
 from designer.errors import PerfError
 from designer.perf.profile import DpSchedule, Gather, Profile
@@ -270,6 +272,27 @@ _FSDP2 = Profile(
     chunk_grad_sync="always",
     source="pytorch/torchtitan docs/fsdp.md, torchtitan/config (mixed_precision_param/reduce), "
            "torchtitan/distributed (parallelize, pipelining); Zhao et al., PyTorch FSDP, PVLDB 2023",
+)
+
+# torchtitan's own memory, where it differs from what the fsdp2 preset counts for every FSDP2 code
+# base (Meta's Llama 3 stack, llm-foundry and fms-fsdp fit runs that these would not:
+# docs/validation.md, "Peak memory"). Used to explain torchtitan's published peaks, not by any preset.
+TORCHTITAN_MEMORY = replace(
+    _FSDP2,
+    name="fsdp2 (torchtitan memory)",
+    # The loss peaks in its backward: train.py deletes pred ("need to free to before bwd to avoid
+    # peaking memory"), then the saved FP32 log_softmax output 4, the FP32 gradient nll_loss_backward
+    # hands on 4 and the FP32 gradient _log_softmax_backward_data returns 4 are held at once
+    # (torchtitan 9dec370 train.py loss_fn, cross_entropy(pred.float(), ...)).
+    loss_bytes=12.0,
+    # Attention.forward repeats the grouped K and V to all heads (repeat_kv) before
+    # F.scaled_dot_product_attention, which saves the repeated tensors for its backward
+    # (torchtitan 9dec370 torchtitan/models/llama/model.py)
+    kv_repeat=True,
+    # The TP plan's PrepareModuleInput all-gathers the sequence-parallel norm output to Replicate
+    # before wq/wk/wv and w1/w3, and aten.mm saves that gathered input for the weight gradient
+    # (torchtitan 9dec370 parallelize_llama.py apply_tp; torch/distributed/tensor/parallel/style.py)
+    tp_saves_gathered=True,
 )
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (_MEGATRON_CORE, _MEGATRON_LM_2021, _DEEPSPEED, _FSDP2)}

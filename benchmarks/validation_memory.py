@@ -1,0 +1,197 @@
+"""Peak memory per GPU against published measurements, for docs/validation.md.
+
+Every row of benchmarks/data/published_runs.yaml that publishes a peak memory (``measured:
+peak_memory_gib`` or ``memory_gib``) is compared with the memory the scored estimate of its
+step-time validation predicts (the same spec, ``designer.planner.estimate``, the code behind
+``designer estimate``): the largest stage's :class:`~designer.perf.memory.MemoryBreakdown` total,
+less what the plan offloads to host memory. Both in GiB (2^30 bytes), the published unit.
+
+The published figures are torchtitan's ``memory: ... GiB`` log line: the caching allocator's
+``reserved_bytes.all.peak`` (torch.cuda.memory_stats), i.e. what the allocator took from the
+driver, cached but unused blocks included (torchtitan/metrics.py ``DeviceMemoryMonitor``,
+torchtitan 9dec370; torchtitan/components/metrics.py later). Error = predicted / published - 1;
+negative means the model predicts less memory than the run held (optimistic: a plan it calls a
+fit may not fit).
+
+Beside it, the same plan counted with torchtitan's own memory
+(:data:`designer.perf.stacks.TORCHTITAN_MEMORY`: its loss's backward peak, K and V saved repeated
+to every head, the all-gathered tensor-parallel inputs saved whole), which the fsdp2 preset does
+not count because other FSDP2 code bases (Meta's Llama 3 stack, llm-foundry) fit runs it would not.
+
+Also the auto plans that drop the published run's recomputation: their predicted memory against
+the usable HBM (:func:`designer.perf.memory.usable_hbm_bytes`), so a gain that rests on a tight
+fit shows, and for the fsdp2 stack the same plan with torchtitan's memory. Used by
+benchmarks/validate.py.
+"""
+
+from __future__ import annotations
+
+__all__ = ["GIB", "MemoryRow", "memory_rows", "summary", "render"]
+
+import statistics
+from dataclasses import dataclass, replace
+
+import validation_autoplan as autoplan
+import validation_runs as runs
+
+from designer.perf.memory import memory_per_gpu
+from designer.perf.stacks import TORCHTITAN_MEMORY
+from designer.planner.compile import compile_workload
+
+GIB = float(2**30)  # the published unit: torchtitan's DeviceMemoryMonitor divides by 1024^3
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    """One published peak memory against the predicted one (GiB per GPU)."""
+
+    id: str
+    plan: str
+    published_gib: float
+    predicted_gib: float
+    weights_gib: float
+    grads_gib: float
+    optimizer_gib: float
+    activations_gib: float
+    buffers_gib: float
+    torchtitan_gib: float  # the same plan with torchtitan's memory (TORCHTITAN_MEMORY)
+
+    @property
+    def error(self) -> float:
+        """predicted / published - 1 (negative: the model is optimistic)."""
+        return self.predicted_gib / self.published_gib - 1.0
+
+    @property
+    def torchtitan_error(self) -> float:
+        """The same with torchtitan's memory."""
+        return self.torchtitan_gib / self.published_gib - 1.0
+
+
+def torchtitan_bytes(row: runs.Row, est) -> float:
+    """Bytes per GPU of a row's scored plan counted with torchtitan's memory
+    (:data:`~designer.perf.stacks.TORCHTITAN_MEMORY`), less what the estimate offloads."""
+    spec, _ = runs._load(runs.spec_text(row, runs._scored_pins(row.run)), f"{row.id}.yaml")
+    job = replace(compile_workload(spec.workloads[0]).job, recompute=est.recompute)
+    job = replace(job, software=replace(job.software, profile=TORCHTITAN_MEMORY))
+    return memory_per_gpu(job, est.plan, est.microbatches).total - est.offload_bytes_per_gpu
+
+
+def published_gib(row: runs.Row) -> float | None:
+    """The row's published peak memory per GPU in GiB, if it has one."""
+    m = row.measured
+    for key in ("peak_memory_gib", "memory_gib"):
+        if key in m:
+            return float(m[key])
+    return None
+
+
+def memory_rows(pairs) -> list[MemoryRow]:
+    """``pairs`` of (row, scored estimate): the rows with a published peak memory, compared.
+
+    Predicted = the estimate's ``memory`` breakdown total (offloaded activations already taken
+    out, :func:`designer.perf.step.estimate_from`) / 2^30.
+    """
+    out = []
+    for row, est in pairs:
+        pub = published_gib(row)
+        if pub is None or est is None:
+            continue
+        mb = est.memory
+        out.append(MemoryRow(row.id, f"{est.plan.describe()} {est.recompute.value}", pub,
+                             est.memory_bytes_per_gpu / GIB, mb.weights / GIB, mb.grads / GIB,
+                             mb.optimizer / GIB, mb.activations / GIB, mb.buffers / GIB,
+                             torchtitan_bytes(row, est) / GIB))
+    return out
+
+
+def summary(rows: list[MemoryRow], torchtitan: bool = False) -> tuple[float, float, float]:
+    """(median signed error, median absolute error, worst signed error: the largest in magnitude);
+    with ``torchtitan``, of the plans counted with torchtitan's memory."""
+    errors = [r.torchtitan_error if torchtitan else r.error for r in rows]
+    return statistics.median(errors), statistics.median(abs(e) for e in errors), max(errors, key=abs)
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:+.1f} %"
+
+
+def render(results: list, table: list[dict]) -> list[str]:
+    """The section's lines: the memory table and its summary, then the auto plans that drop the
+    published run's recomputation with their predicted memory against the usable HBM."""
+    rows = memory_rows((r.row, r.prediction.estimate) for r in results)
+    lines = ["", "## Peak memory against published measurements", "",
+             "Every run that publishes its peak memory per GPU, against the memory the scored estimate above "
+             "predicts for the same spec and plan (the largest pipeline stage; weights, gradients, optimizer "
+             "state, activations, gather buffers). GiB = 2^30 bytes, the published unit. The published figures "
+             "are torchtitan's logged peak: the PyTorch caching allocator's `reserved_bytes.all.peak`, cached "
+             "free blocks included (torchtitan `DeviceMemoryMonitor`). Error = predicted / published - 1; "
+             "negative is optimistic (the run needed more than the model counts). The last two columns count the "
+             "same plan with torchtitan's own memory (`designer.perf.stacks.TORCHTITAN_MEMORY`): its loss peaks in "
+             "the backward at 12 bytes a logit (the saved FP32 log_softmax output, the gradient it is handed and "
+             "the one it returns, after `del pred` freed the BF16 logits), its attention saves K and V repeated to "
+             "every query head (`repeat_kv` before SDPA), and its DTensor TP saves the all-gathered inputs of the "
+             "column-parallel linears whole. The fsdp2 preset does not count them: the Llama 3 405B production "
+             "rows (Meta's stack, no recomputation, TP8) and llm-foundry's MPT-7B at 8K on 8 H100 would not fit "
+             "with them, and did.", "",
+             "| run | plan (scored) | published | predicted | error | weights | grads | optimizer | activations "
+             "| buffers | torchtitan's memory | error |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in rows:
+        lines.append(f"| {r.id} | {r.plan} | {r.published_gib:.1f} | {r.predicted_gib:.1f} | {_pct(r.error)} | "
+                     f"{r.weights_gib:.1f} | {r.grads_gib:.1f} | {r.optimizer_gib:.1f} | {r.activations_gib:.1f} | "
+                     f"{r.buffers_gib:.1f} | {r.torchtitan_gib:.1f} | {_pct(r.torchtitan_error)} |")
+    if rows:
+        med, med_abs, worst = summary(rows)
+        tmed, tmed_abs, tworst = summary(rows, torchtitan=True)
+        lines += ["", f"{len(rows)} runs: median signed error **{_pct(med)}** (median absolute "
+                  f"{med_abs * 100:.1f} %), worst **{_pct(worst)}**; with torchtitan's memory median "
+                  f"{_pct(tmed)} (median absolute {tmed_abs * 100:.1f} %), worst {_pct(tworst)}. The Trainy rows "
+                  "ran torchtitan e7c0cae (June 2025), which compiles the loss under `compile` "
+                  "(components/loss.py, build_cross_entropy_loss) where 9dec370 ran it eagerly: neither count has "
+                  "a fused loss. Neither count has torchtitan's op-level selective checkpointing either (it saves "
+                  "every other matmul output and the attention output, 31 KB a token and layer less than the count "
+                  "for Llama 3.1 8B), nor what the full-recomputation runs hold beyond it (their backward's "
+                  "gradients, FSDP2's unsharded root and reduce-scatter buffers)."]
+    drops = [t for t in table if t["auto"] is not None
+             and autoplan._change(t["row"].prediction.estimate, t["auto"]) == "drops the published run's recomputation"]
+    if drops:
+        lines += ["", "The auto plans that drop the published run's recomputation (above), with the memory the model "
+                  "predicts for them against the HBM a plan may fill (capacity less the reserve, "
+                  "`designer.perf.memory.usable_hbm_bytes`):", "",
+                  "| best published run | its plan | auto plan | auto / its plan (predicted) | auto plan memory "
+                  "| usable | fill | fill with torchtitan's memory (fsdp2) |",
+                  "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+        fills, titan = [], []
+        for t in drops:
+            est, a = t["row"].prediction.estimate, t["auto"]
+            fill = a.memory_bytes_per_gpu / a.memory_usable_bytes
+            fills.append(fill)
+            tfill = "-"
+            if a.software.preset == "fsdp2":
+                f = torchtitan_bytes(t["row"].row, a) / a.memory_usable_bytes  # the row's job, the auto plan
+                titan.append(f)
+                tfill = f"{f * 100:.0f} %"
+            lines.append(f"| {t['row'].row.id} | {est.plan.describe()} {est.recompute.value} | "
+                         f"{a.plan.describe()} {a.recompute.value} | {a.mfu / est.mfu:.2f} | "
+                         f"{a.memory_bytes_per_gpu / GIB:.1f} GiB | {a.memory_usable_bytes / GIB:.1f} GiB | "
+                         f"{fill * 100:.0f} % | {tfill} |")
+        fills.sort()
+        tight = sum(f > 0.9 for f in fills)
+        text = (f"{len(fills)} plans: median fill {statistics.median(fills) * 100:.0f} % of the usable HBM, "
+                f"largest {fills[-1] * 100:.0f} %; {tight} above 90 %.")
+        optimistic = [r.error for r in rows if r.error < 0]
+        if optimistic:
+            # a run that held published = predicted / (1 + e): the plans that would not fit if they
+            # were off like the median and the most optimistic of the measured runs
+            med_opt, worst_opt = statistics.median(optimistic), min(optimistic)
+            over = [sum(f / (1.0 + e) > 1.0 for f in fills) for e in (med_opt, worst_opt)]
+            modes = sorted({r.plan.rsplit(" ", 1)[-1] for r in rows if r.error < 0})
+            text += (f" Off like the median of the runs the model under-counts ({_pct(med_opt)}), {over[0]} of them "
+                     f"would exceed it; off like the most under-counted ({_pct(worst_opt)}), {over[1]}. The "
+                     f"under-counted runs recompute {' or '.join(modes)}; no published peak measures a plan "
+                     "without recomputation.")
+        if titan:
+            text += (f" Of the {len(titan)} fsdp2 plans, {sum(f > 1.0 for f in titan)} would not fit with torchtitan's "
+                     f"memory (median fill {statistics.median(titan) * 100:.0f} %).")
+        lines += ["", text]
+    return lines
