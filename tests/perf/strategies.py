@@ -8,14 +8,16 @@ from dataclasses import dataclass, replace
 from hypothesis import strategies as st
 
 from designer.perf import (
-    PRESET_NAMES, Cluster, Job, MoE, ModelArch, Plan, Precision, Recompute, Software, check_plan,
-    resolve_software,
+    PRESET_NAMES, Cluster, Job, MoE, ModelArch, Plan, PlanConstraints, Precision, Recompute, Software,
+    check_plan, estimate_step, resolve_software,
 )
 from designer.perf.pipeline import interleave_depths, stage_layout
+from designer.perf.search import candidate_plans
 
 from .factories import A100, H100, HDR, NDR
 
-__all__ = ["BIG_A100", "BIG_H100", "Case", "cases", "divisors", "jobs", "models", "softwares"]
+__all__ = ["BIG_A100", "BIG_H100", "Case", "cases", "divisors", "fastest_valid", "jobs", "models",
+           "small_searches", "softwares", "valid_candidates"]
 
 # The throughput identities do not depend on memory: GPUs with unlimited HBM let every
 # structurally valid plan run, so the strategies need not search for plans that fit.
@@ -130,3 +132,39 @@ def cases(draw, moe_ok: bool = True, single_stage: bool = False, context_paralle
     cluster = Cluster(gpu, net)
     assert check_plan(job, plan, cluster) is None, check_plan(job, plan, cluster)
     return Case(job, plan, cluster)
+
+
+@st.composite
+def small_searches(draw):
+    """A small dense or mixture-of-experts job on 8-32 GPUs, any stack, sometimes recompute auto:
+    small enough to time every candidate plan of the search (``(job, cluster, gpus)``)."""
+    model = draw(models(tp=1, cp=1))
+    model = replace(model, layers=min(model.layers, 8))
+    if model.moe is not None:
+        model = replace(model, moe=replace(model.moe, dense_layers=0))
+    gpus = draw(st.sampled_from([8, 16, 32]))
+    batch = gpus * draw(st.sampled_from([1, 2, 4]))
+    gpn = draw(st.sampled_from([4, 8]))
+    gpu, net = draw(st.sampled_from([(H100, NDR), (A100, HDR)]))
+    job = draw(jobs(model, batch, fp8_ok=gpu.fp8_flops is not None))
+    if draw(st.booleans()):
+        job = replace(job, recompute=Recompute.AUTO)
+    return job, Cluster(gpu, replace(net, gpus_per_node=gpn)), gpus
+
+
+def valid_candidates(job: Job, cluster: Cluster, gpus: int,
+                     fixed: PlanConstraints | None = None) -> list[tuple[Job, Plan]]:
+    """Every (job variant, plan) the search enumerates that passes :func:`check_plan`."""
+    return [(v, p) for v, group in candidate_plans(job, cluster, gpus, fixed) for p in group
+            if check_plan(v, p, cluster) is None]
+
+
+def fastest_valid(valid: list[tuple[Job, Plan]], cluster: Cluster):
+    """``(plan, recompute, step seconds)`` of the first strictly fastest candidate, each timed
+    alone with :func:`estimate_step`: the exhaustive answer a search must return."""
+    reference = None
+    for v, p in valid:
+        t = estimate_step(v, p, cluster).step_time_s
+        if reference is None or t < reference[2]:
+            reference = (p, v.recompute, t)
+    return reference

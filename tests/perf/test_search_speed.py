@@ -11,15 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from designer.perf import (
-    Cluster, Job, Plan, PlanConstraints, Precision, Recompute, check_plan, estimate_step, search_plans,
+    Cluster, Job, Plan, PlanConstraints, Precision, Recompute, check_plan, search_plans,
 )
 from designer.perf import memory, pipeline, search
 from designer.perf.network import links_for
-from designer.perf.search import candidate_plans
 from designer.perf.step import StepMemo, plan_mp_terms, stage_terms, step_timing
 
-from .factories import A100, H100, HDR, MIXTRAL, NDR
-from .strategies import BIG_H100, cases, jobs, models
+from .factories import HDR, MIXTRAL, NDR
+from .strategies import BIG_H100, cases, fastest_valid, small_searches, valid_candidates
 
 
 def _clear_caches() -> None:
@@ -28,42 +27,16 @@ def _clear_caches() -> None:
         cache.cache_clear()
 
 
-@st.composite
-def small_searches(draw):
-    """A small dense or mixture-of-experts job on 8-32 GPUs, any stack, sometimes recompute auto."""
-    model = draw(models(tp=1, cp=1))
-    model = replace(model, layers=min(model.layers, 8))
-    if model.moe is not None:
-        model = replace(model, moe=replace(model.moe, dense_layers=0))
-    gpus = draw(st.sampled_from([8, 16, 32]))
-    batch = gpus * draw(st.sampled_from([1, 2, 4]))
-    gpn = draw(st.sampled_from([4, 8]))
-    gpu, net = draw(st.sampled_from([(H100, NDR), (A100, HDR)]))
-    job = draw(jobs(model, batch, fp8_ok=gpu.fp8_flops is not None))
-    if draw(st.booleans()):
-        job = replace(job, recompute=Recompute.AUTO)
-    return job, Cluster(gpu, replace(net, gpus_per_node=gpn)), gpus
-
-
-def _valid(job: Job, cluster: Cluster, gpus: int) -> list[tuple[Job, Plan]]:
-    return [(v, p) for v, group in candidate_plans(job, cluster, gpus) for p in group
-            if check_plan(v, p, cluster) is None]
-
-
 @settings(max_examples=40, deadline=None)
 @given(small_searches())
 def test_pruned_memoised_search_is_the_exhaustive_answer(case):
     """Cold (every cache cleared) and warm, the search returns the first strictly fastest valid
     plan of the enumeration, each timed alone with :func:`estimate_step`."""
     job, cluster, gpus = case
-    valid = _valid(job, cluster, gpus)
+    valid = valid_candidates(job, cluster, gpus)
     if not valid:
         return
-    reference = None
-    for v, p in valid:
-        t = estimate_step(v, p, cluster).step_time_s
-        if reference is None or t < reference[2]:
-            reference = (p, v.recompute, t)
+    reference = fastest_valid(valid, cluster)
     _clear_caches()
     cold = search_plans(job, cluster, gpus)
     warm = search_plans(job, cluster, gpus)
@@ -78,7 +51,7 @@ def test_bounds_never_exceed_the_step(case):
     its step time, and the floor is at least the bound (it only adds exposed traffic)."""
     job, cluster, gpus = case
     links = links_for(cluster, job.software)
-    for v, p in _valid(job, cluster, gpus):
+    for v, p in valid_candidates(job, cluster, gpus):
         st_ = stage_terms(v, p, cluster.gpu, cluster.efficiency.compute)
         floor = st_.floor_s(plan_mp_terms(v, p, cluster, links, st_))
         step = step_timing(v, p, cluster, links).step_s
@@ -92,7 +65,7 @@ def test_a_shared_memo_changes_no_timing(case, rnd):
     """Candidates timed in any order with one memo are timed exactly as each alone."""
     job, cluster, gpus = case
     links = links_for(cluster, job.software)
-    valid = _valid(job, cluster, gpus)
+    valid = valid_candidates(job, cluster, gpus)
     rnd.shuffle(valid)
     memo = StepMemo(job, links, gpus)
     for v, p in valid[:60]:
@@ -185,14 +158,9 @@ def test_pinned_searches_are_the_exhaustive_answer(case, data):
         PlanConstraints(schedule="dualpipe"), PlanConstraints(zero=job.software.profile.zero_stages[-1]),
         PlanConstraints(tp=2), PlanConstraints(microbatch=1), PlanConstraints(pp=2, virtual_stages=1),
     ]))
-    valid = [(v, p) for v, group in candidate_plans(job, cluster, gpus, fixed) for p in group
-             if check_plan(v, p, cluster) is None]
+    valid = valid_candidates(job, cluster, gpus, fixed)
     if not valid:
         return
-    reference = None
-    for v, p in valid:
-        t = estimate_step(v, p, cluster).step_time_s
-        if reference is None or t < reference[2]:
-            reference = (p, v.recompute, t)
+    reference = fastest_valid(valid, cluster)
     best = search_plans(job, cluster, gpus, fixed)
     assert (best.plan, best.recompute, best.step_time_s) == reference

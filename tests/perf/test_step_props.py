@@ -39,8 +39,10 @@ from designer.perf.pipeline import stage_layout
 from designer.perf.step import step_timing
 from designer.perf.search import candidate_plans
 
-from .factories import A100, GPT3, H100, HDR, NDR
-from .strategies import BIG_H100, cases, divisors, jobs, models
+from .factories import GPT3, H100, NDR
+from .strategies import (
+    BIG_H100, cases, divisors, fastest_valid, models, small_searches, valid_candidates,
+)
 
 REL = 1e-9  # float round-off allowed in identities
 
@@ -265,25 +267,8 @@ def test_expert_parallelism_must_divide_data_parallelism(experts, dp, data):
 
 # -- plan search -----------------------------------------------------------------------------
 
-@st.composite
-def search_cases(draw):
-    """Small jobs for exhaustive comparison: a dense model or a mixture of experts."""
-    model = draw(models(tp=1, cp=1))
-    model = replace(model, layers=min(model.layers, 8))
-    if model.moe is not None:
-        model = replace(model, moe=replace(model.moe, dense_layers=0))
-    gpus = draw(st.sampled_from([8, 16, 32]))
-    batch = gpus * draw(st.sampled_from([1, 2, 4]))
-    gpn = draw(st.sampled_from([4, 8]))
-    gpu, net = draw(st.sampled_from([(H100, NDR), (A100, HDR)]))
-    job = draw(jobs(model, batch, fp8_ok=gpu.fp8_flops is not None))
-    if draw(st.booleans()):
-        job = replace(job, recompute=Recompute.AUTO)
-    return job, Cluster(gpu, replace(net, gpus_per_node=gpn)), gpus
-
-
 @settings(max_examples=40, deadline=None)
-@given(search_cases())
+@given(small_searches())
 def test_search_returns_the_fastest_valid_plan_as_estimated_alone(case):
     """The search's answer is estimated exactly as :func:`estimate_step` estimates its plan,
     uses every GPU, keeps tensor parallelism inside a node, fits, and no candidate it tried is
@@ -311,21 +296,16 @@ def test_search_returns_the_fastest_valid_plan_as_estimated_alone(case):
 
 
 @settings(max_examples=40, deadline=None)
-@given(search_cases(), st.data())
+@given(small_searches(), st.data())
 def test_search_answer_is_the_first_fastest_plan_and_a_hint_changes_nothing(case, data):
     """Branch and bound returns exactly what timing every valid plan in enumeration order and
     keeping the first strictly fastest returns; starting from any hint plan (or a plan of
     another size, which is not a candidate) gives the same plan."""
     job, cluster, gpus = case
-    valid = [(v, p) for v, group in candidate_plans(job, cluster, gpus) for p in group
-             if check_plan(v, p, cluster) is None]
+    valid = valid_candidates(job, cluster, gpus)
     if not valid:
         return
-    brute = None
-    for v, p in valid:
-        t = estimate_step(v, p, cluster).step_time_s
-        if brute is None or t < brute[2]:
-            brute = (p, v.recompute, t)
+    brute = fastest_valid(valid, cluster)
     best = search_plans(job, cluster, gpus)
     assert (best.plan, best.recompute, best.step_time_s) == brute
     hint = data.draw(st.sampled_from([p for _, p in valid] + [Plan(tp=1, pp=1, dp=gpus * 2)]))
