@@ -121,6 +121,8 @@ class SoftwareUsed:
     compile: bool = False  # torch.compile fuses element-wise work
     moe_dispatcher: str = "nccl"  # nccl | deepep: how MoE tokens are dispatched
     in_network_reduction: bool = False  # NCCL CollNet / SHARP reductions in the switches
+    # what a selective recomputation keeps (designer.perf.software.CHECKPOINT_SAVES); None in older files
+    checkpoint_saves: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

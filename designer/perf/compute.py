@@ -247,9 +247,11 @@ def layer_times(job: Job, plan: Plan, gpu: Gpu, moe_layer: bool = False) -> Laye
     bwd = 2.0 * gemm_f + gemm_mem_b + attn_b + elem_b + 2.0 * launch
     if job.recompute is Recompute.FULL:
         recompute = fwd
-    elif job.recompute is Recompute.SELECTIVE and job.software.profile.selective_ops:
+    elif job.recompute is Recompute.SELECTIVE and job.software.selective_policy == "every_other_matmul":
         # the element-wise ops between the saved matmul outputs and every second matmul
         recompute = elem_f + op_sac_gemm_share(m, moe_layer) * (gemm_f + gemm_mem_f)
+    elif job.recompute is Recompute.SELECTIVE and job.software.selective_policy == "linear_outputs":
+        recompute = elem_f  # every linear output kept: only the element-wise ops between them
     elif job.recompute is Recompute.SELECTIVE:
         recompute = attn_f
     else:

@@ -152,7 +152,8 @@ def layer_activation_bytes(job: Job, plan: Plan, moe_layer: bool = False) -> flo
     prof = job.software.profile
     masks = 2 * h if job.dropout else 0
     replicated = sb * (4 * h + masks + g * h + g * h)
-    selective_ops = job.recompute is Recompute.SELECTIVE and prof.selective_ops
+    # the element-wise ops recomputed: torchtitan's per-op policy and LLaMA's (software.checkpoint_saves)
+    selective_ops = job.recompute is Recompute.SELECTIVE and job.software.selective_policy != "all_but_attention_core"
     # K and V saved for the attention's backward; a stack that repeats grouped K and V to every
     # query head before the kernel saves the repeated copies (heads x head size each). Selective
     # recomputation of the element-wise ops recomputes the repeat too.

@@ -6,7 +6,7 @@ stack has (the plan search uses no other), how it shards and gathers data-parall
 communication it overlaps with compute, and how much of it can hide. :class:`Software` is a
 profile with the user's knobs (``attention``, ``sequence_parallel``, ``tp_comm_overlap``,
 ``dp_overlap``, ``p2p_overlap``, ``dropout``, ``compile``, ``moe_dispatcher``,
-``in_network_reduction``) resolved against it; a knob the stack cannot honour is a
+``in_network_reduction``, ``checkpoint_saves``) resolved against it; a knob the stack cannot honour is a
 :class:`~designer.errors.PerfError` naming the knob.
 """
 
@@ -20,6 +20,7 @@ __all__ = [
     "Software",
     "PROFILES",
     "PRESET_NAMES",
+    "CHECKPOINT_SAVES",
     "DEFAULT_PRESET",
     "resolve",
     "profile",
@@ -32,6 +33,18 @@ from designer.perf.profile import Attention, DpSchedule, Gather, Profile
 from designer.perf.stacks import DEFAULT_PRESET, PRESET_NAMES, PROFILES, profile
 
 _MEGATRON_CORE = PROFILES[DEFAULT_PRESET]
+
+# What a selective recomputation keeps for the backward (the ``checkpoint_saves`` knob):
+# * ``all_but_attention_core``: everything but the attention core (QK^T, softmax, dropout, the product
+#   with V), recomputed in the backward (Korthikanti et al. 2022, sec. 5; Megatron-Core
+#   --recompute-granularity selective);
+# * ``every_other_matmul``: the outputs of all compute ops except every second matmul, the element-wise
+#   ops between them recomputed (torchtitan's per-op policy, "saves output of all compute ops, except
+#   every second mm", torchtitan/distributed/activation_checkpoint.py);
+# * ``linear_outputs``: the outputs of every linear layer, the element-wise ops between them recomputed
+#   (LLaMA, Touvron et al. 2023, sec. 2.4: "we save the activations that are expensive to compute, such
+#   as the outputs of linear layers", with a hand-written backward of the transformer layers).
+CHECKPOINT_SAVES = ("all_but_attention_core", "every_other_matmul", "linear_outputs")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +66,8 @@ class Software:
     ``NCCL_COLLNET_ENABLE``, default 0; NVIDIA HPC-X docs, "NCCL-RDMA-SHARP Plugins"), so it is off
     unless the stack says so. NVLink SHARP inside a node (NVLS) is on by default and not governed
     by this knob (``NCCL_NVLS_ENABLE``, default 1).
+    ``checkpoint_saves``: what a selective recomputation keeps (:data:`CHECKPOINT_SAVES`; ``None``: the
+    profile's policy, :attr:`selective_policy`).
     """
 
     profile: Profile = _MEGATRON_CORE
@@ -65,6 +80,7 @@ class Software:
     p2p_overlap: bool | None = None
     moe_dispatcher: str = "nccl"  # nccl | deepep (designer.perf.network.dispatch_all_to_all_s)
     in_network_reduction: bool = False  # NCCL CollNet / SHARP enabled (designer.perf.network.links_for)
+    checkpoint_saves: str | None = None  # one of CHECKPOINT_SAVES; None: the profile's policy
 
     @property
     def eager(self) -> bool:
@@ -75,6 +91,14 @@ class Software:
     def uses_dropout(self) -> bool:
         """Whether hidden and attention dropout run (masks kept, kernels launched)."""
         return self.profile.dropout if self.dropout is None else self.dropout
+
+    @property
+    def selective_policy(self) -> str:
+        """What selective recomputation keeps: the knob, else the profile's policy (torchtitan's per-op
+        policy where ``selective_ops``, Megatron's attention-core recomputation otherwise)."""
+        if self.checkpoint_saves is not None:
+            return self.checkpoint_saves
+        return "every_other_matmul" if self.profile.selective_ops else "all_but_attention_core"
 
     @property
     def preset(self) -> str:
@@ -118,6 +142,7 @@ class Software:
             "compile": self.compile,
             "moe_dispatcher": self.moe_dispatcher,
             "in_network_reduction": self.in_network_reduction,
+            "checkpoint_saves": self.selective_policy,
         }
 
 
@@ -125,7 +150,7 @@ def resolve(preset: str | None = None, *, attention: str | None = None, sequence
             tp_comm_overlap: bool | None = None, dp_overlap: bool | None = None,
             dropout: bool | None = None, compile: bool | None = None,
             p2p_overlap: bool | None = None, moe_dispatcher: str | None = None,
-            in_network_reduction: bool | None = None) -> Software:
+            in_network_reduction: bool | None = None, checkpoint_saves: str | None = None) -> Software:
     """A :class:`Software` from a preset name and the knobs given (``None``: the preset's default).
 
     Raises:
@@ -162,5 +187,15 @@ def resolve(preset: str | None = None, *, attention: str | None = None, sequence
         raise PerfError(f"software.moe_dispatcher must be nccl or deepep, not {moe_dispatcher!r}")
     if dispatcher == "deepep" and not prof.expert_parallel:
         raise PerfError(f"software.moe_dispatcher: {prof.name} has no expert parallelism; leave it out")
+    if checkpoint_saves is not None:
+        if checkpoint_saves not in CHECKPOINT_SAVES:
+            raise PerfError(f"software.checkpoint_saves must be one of {', '.join(CHECKPOINT_SAVES)}, "
+                            f"not {checkpoint_saves!r}")
+        if not prof.selective_recompute:
+            raise PerfError(f"software.checkpoint_saves: {prof.name} has no selective recomputation "
+                            "(only full layers); leave it out")
+        if checkpoint_saves == "every_other_matmul" and not prof.selective_ops:
+            raise PerfError(f"software.checkpoint_saves: every_other_matmul is torchtitan's per-op policy; "
+                            f"{prof.name} recomputes the attention core (all_but_attention_core)")
     return Software(prof, att, sequence_parallel, overlap_tp, dp_overlap, dropout, bool(compile), p2p_overlap,
-                    dispatcher, bool(in_network_reduction))
+                    dispatcher, bool(in_network_reduction), checkpoint_saves)

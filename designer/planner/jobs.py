@@ -44,7 +44,8 @@ def software_for(w: WorkloadSpec) -> perf.Software:
                                  tp_comm_overlap=s.tp_comm_overlap, dp_overlap=s.dp_overlap,
                                  p2p_overlap=s.p2p_overlap, dropout=s.dropout,
                                  compile=s.compile, moe_dispatcher=s.moe_dispatcher,
-                                 in_network_reduction=s.in_network_reduction)
+                                 in_network_reduction=s.in_network_reduction,
+                                 checkpoint_saves=s.checkpoint_saves)
 
 
 def job_for(w: WorkloadSpec, checkpoint_Bps_per_node: float | None = None) -> perf.Job:

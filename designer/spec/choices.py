@@ -6,7 +6,8 @@ without anything there reading a spec; :mod:`designer.spec.models` uses them in 
 
 from __future__ import annotations
 
-__all__ = ["Objective", "Deployment", "Pricing", "FABRICS", "TOPOLOGIES", "SOFTWARE_PRESETS", "ATTENTION_KERNELS"]
+__all__ = ["Objective", "Deployment", "Pricing", "FABRICS", "TOPOLOGIES", "SOFTWARE_PRESETS", "ATTENTION_KERNELS",
+           "CHECKPOINT_SAVES"]
 
 from enum import Enum
 
@@ -40,3 +41,7 @@ TOPOLOGIES = ("single_switch", "fat_tree", "rail_optimized", "rail_only")
 # that the two lists agree), and the attention kernels `software.attention` may name.
 SOFTWARE_PRESETS = ("megatron-core", "megatron-lm-2021", "deepspeed", "fsdp2")
 ATTENTION_KERNELS = ("flash", "unfused")
+
+# What `software.checkpoint_saves` may name: what a selective recomputation keeps, as
+# designer/perf/software.py's CHECKPOINT_SAVES (a test checks that the two lists agree).
+CHECKPOINT_SAVES = ("all_but_attention_core", "every_other_matmul", "linear_outputs")

@@ -101,6 +101,7 @@ class SoftwareSpec:
     compile: bool | None = None
     moe_dispatcher: str | None = None  # nccl | deepep
     in_network_reduction: bool | None = None  # NCCL CollNet / SHARP enabled
+    checkpoint_saves: str | None = None  # what selective recomputation keeps (designer.perf.software.CHECKPOINT_SAVES)
 
 
 @dataclass(frozen=True, slots=True)

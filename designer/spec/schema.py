@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from designer.spec import bounds, presets, units
-from designer.spec.choices import ATTENTION_KERNELS, FABRICS, SOFTWARE_PRESETS, TOPOLOGIES
+from designer.spec.choices import ATTENTION_KERNELS, CHECKPOINT_SAVES, FABRICS, SOFTWARE_PRESETS, TOPOLOGIES
 # The value types, each with its schema as written (designer.spec.values); adding a field of one of
 # these types to a model below is all `designer schema` needs, with a description.
 from designer.spec.values import (
@@ -131,6 +131,12 @@ class _Software(_Strict):
     in_network_reduction: Flag | None = Field(
         None, description="NCCL reduces in the InfiniBand switches (SHARP through NCCL CollNet: the NCCL-RDMA-SHARP "
         "plugin and NCCL_COLLNET_ENABLE=1) where the fabric can; default false, NCCL's default.", examples=[True])
+    checkpoint_saves: Literal[CHECKPOINT_SAVES] | None = Field(  # type: ignore[valid-type]
+        None, description="What recompute: selective keeps for the backward: all_but_attention_core (Megatron: "
+        "the attention core recomputed), every_other_matmul (torchtitan's per-op policy: every second matmul "
+        "and the element-wise ops recomputed) or linear_outputs (every linear layer's output kept, the "
+        "element-wise ops recomputed; LLaMA 2023 sec. 2.4); default: the stack's policy.",
+        examples=["linear_outputs"])
 
 
 class _Parallelism(_Strict):

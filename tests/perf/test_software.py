@@ -30,7 +30,7 @@ def test_default_stack_is_megatron_core_with_flash_attention():
     assert sw.describe() == {"preset": "megatron-core", "attention": "flash", "sequence_parallel": "auto",
                              "tp_comm_overlap": False, "dp_overlap": True, "p2p_overlap": True, "dropout": False,
                              "compile": False, "moe_dispatcher": "nccl",
-                             "in_network_reduction": False}
+                             "in_network_reduction": False, "checkpoint_saves": "all_but_attention_core"}
 
 
 def test_megatron_fsdp_runs_without_pipeline_stages():
@@ -82,10 +82,35 @@ def test_p2p_overlap_knob_hides_pipeline_sends():
     ("megatron-core", {"tp_comm_overlap": True, "sequence_parallel": False}, "software.tp_comm_overlap"),
     ("megatron-core", {"attention": "sparse"}, "software.attention"),
     ("jax", {}, "unknown software preset"),
+    ("megatron-lm-2021", {"checkpoint_saves": "linear_outputs"}, "software.checkpoint_saves"),
+    ("megatron-core", {"checkpoint_saves": "every_other_matmul"}, "software.checkpoint_saves"),
+    ("fsdp2", {"checkpoint_saves": "attention"}, "software.checkpoint_saves"),
 ])
 def test_a_knob_the_stack_cannot_honour_is_refused(preset, knobs, match):
     with pytest.raises(PerfError, match=match):
         resolve_software(preset, **knobs)
+
+
+def test_linear_outputs_recompute_only_the_element_wise_ops():
+    """LLaMA's policy (every linear output saved, sec. 2.4) recomputes the element-wise ops alone:
+    torchtitan's per-op policy recomputes every second matmul on top, (wk + wo + w3) of the seven
+    matmuls of a Llama layer, and Megatron's the attention core; both keep what LLaMA keeps or less."""
+    from designer.perf.compute import layer_times, op_sac_gemm_share
+    from designer.perf.memory import layer_activation_bytes
+
+    plan = Plan(tp=1, pp=1, dp=8, microbatch=1, zero=3)
+
+    def job(saves=None, preset="fsdp2"):
+        return Job(LLAMA3_8B, 64, 1e9, recompute="selective", software=resolve_software(preset, checkpoint_saves=saves))
+
+    op, linear = layer_times(job(), plan, H100, False), layer_times(job("linear_outputs"), plan, H100, False)
+    core = layer_times(job(preset="megatron-core"), plan, H100, False)
+    share = op_sac_gemm_share(LLAMA3_8B)
+    assert share * op.gemm_fwd_s <= op.recompute_s - linear.recompute_s <= share * (op.fwd_s - op.attn_fwd_s)
+    assert core.recompute_s == pytest.approx(core.attn_fwd_s)
+    assert (op.fwd_s, op.bwd_s) == (linear.fwd_s, linear.bwd_s)
+    assert layer_activation_bytes(job("linear_outputs"), plan) == layer_activation_bytes(job(), plan)
+    assert job().software.describe()["checkpoint_saves"] == "every_other_matmul"
 
 
 def test_megatron_lm_2021_has_no_selective_recompute():

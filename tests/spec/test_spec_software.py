@@ -59,8 +59,25 @@ def test_workload_software_overrides_the_top_level_field_by_field(tmp_path):
     assert w["software"] == {"preset": "fsdp2", "attention": "flash", "sequence_parallel": "auto",
                              "tp_comm_overlap": False, "dp_overlap": False, "p2p_overlap": False, "dropout": False,
                              "compile": False, "moe_dispatcher": "nccl",
-                             "in_network_reduction": False}
+                             "in_network_reduction": False, "checkpoint_saves": "every_other_matmul"}
     assert w["zero"] in (1, 2, 3)  # fsdp2: no-sync accumulation (ZeRO-1 schedule), reshard_after_forward=False, FULL_SHARD
+
+
+def test_checkpoint_saves_states_what_selective_recomputation_keeps(tmp_path):
+    """LLaMA (Touvron et al. 2023, sec. 2.4) keeps every linear layer's output: on the fsdp2 stack the
+    knob replaces torchtitan's per-op policy (every second matmul recomputed), is recorded, and makes the
+    step faster; a stack without the policy and an unknown value are located errors."""
+    plan = "{tp: 1, pp: 1, dp: 128, microbatch: 1, zero: 3}"
+    op = estimate_json(write(tmp_path, parallelism=plan, own="    software: {preset: fsdp2}"))["workloads"][0]
+    linear = estimate_json(write(tmp_path, parallelism=plan, own="    software: {preset: fsdp2, "
+                                 "checkpoint_saves: linear_outputs}"))["workloads"][0]
+    assert op["software"]["checkpoint_saves"] == "every_other_matmul"
+    assert linear["software"]["checkpoint_saves"] == "linear_outputs"
+    assert linear["step_time_s"] < op["step_time_s"]
+    for own, word in (("    software: {preset: megatron-core, checkpoint_saves: every_other_matmul}", "torchtitan"),
+                      ("    software: {checkpoint_saves: everything}", "checkpoint_saves")):
+        result = RUNNER.invoke(app, ["estimate", str(write(tmp_path, own=own)), "--json"])
+        assert result.exit_code != 0 and "checkpoint_saves" in result.output and word in result.output
 
 
 def test_in_network_reduction_is_a_software_knob(tmp_path):
