@@ -14,7 +14,7 @@ negative means the model predicts less memory than the run held (optimistic: a p
 fit may not fit).
 
 Beside it, the same plan counted with torchtitan's own memory
-(:data:`designer.perf.stacks.TORCHTITAN_MEMORY`: its loss's backward peak, K and V saved repeated
+(:data:`designer.perf.stacks.TORCHTITAN_MEMORY`: its loss's backward peaks, K and V saved repeated
 to every head, the all-gathered tensor-parallel inputs saved whole), which the fsdp2 preset does
 not count because other FSDP2 code bases (Meta's Llama 3 stack, llm-foundry) fit runs it would not.
 
@@ -128,7 +128,8 @@ def render(results: list, table: list[dict]) -> list[str]:
              "negative is optimistic (the run needed more than the model counts). The last two columns count the "
              "same plan with torchtitan's own memory (`designer.perf.stacks.TORCHTITAN_MEMORY`): its loss peaks in "
              "the backward at 12 bytes a logit (the saved FP32 log_softmax output, the gradient it is handed and "
-             "the one it returns, after `del pred` freed the BF16 logits), its attention saves K and V repeated to "
+             "the one it returns, after `del pred` freed the BF16 logits), at 16 with TP (DTensor's `loss_parallel` "
+             "decomposed: the log-probs, `zeros_like` and two temporaries), its attention saves K and V repeated to "
              "every query head (`repeat_kv` before SDPA), and its DTensor TP saves the all-gathered inputs of the "
              "column-parallel linears whole. The fsdp2 preset does not count them: the Llama 3 405B production "
              "rows (Meta's stack, no recomputation, TP8) and llm-foundry's MPT-7B at 8K on 8 H100 would not fit "

@@ -195,7 +195,8 @@ def memory_per_gpu(job: Job, plan: Plan, microbatches: int) -> MemoryBreakdown:
     # The loss's logits (Korthikanti et al. sec. 4.3 count only their FP32 copy): every byte the
     # stack's loss holds at once, at the end of the last stage's forward, where all its
     # activations are still held
-    logits = prof.loss_bytes * plan.microbatch * m.seq_len / plan.cp * m.vocab / plan.tp * (1 + m.mtp_layers)
+    loss_bytes = prof.tp_loss_bytes if plan.tp > 1 and prof.tp_loss_bytes is not None else prof.loss_bytes
+    logits = loss_bytes * plan.microbatch * m.seq_len / plan.cp * m.vocab / plan.tp * (1 + m.mtp_layers)
     wb, gb, ob = prof.weight_bytes, prof.grad_bytes, prof.optimizer_bytes
     full = job.recompute is Recompute.FULL
     best = None

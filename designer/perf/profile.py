@@ -111,7 +111,9 @@ class Profile:
     ``kv_repeat``: the attention repeats the grouped keys and values to every query head before
     the kernel, which saves the repeated copies for backward. ``tp_saves_gathered``: a
     column-parallel linear under sequence parallelism saves its all-gathered input for the weight
-    gradient (instead of the sequence shard, gathered again in backward).
+    gradient (instead of the sequence shard, gathered again in backward). ``tp_loss_bytes``: the
+    loss's bytes per logit when tensor parallelism splits the vocabulary, if its vocab-parallel
+    loss holds other temporaries (``None``: ``loss_bytes``).
     ``activation_offload``: the stack can keep whole layers' activations in host memory
     (:mod:`designer.perf.offload`). ``expert_folding``: the stack can give the experts a
     tensor-parallel size of their own (``Plan.etp``), which the plan search then tries.
@@ -160,6 +162,7 @@ class Profile:
     micro_pipelined_tp: bool = False
     kv_repeat: bool = False  # K and V saved repeated to every query head (memory)
     tp_saves_gathered: bool = False  # the all-gathered column-parallel inputs saved whole (memory)
+    tp_loss_bytes: float | None = None  # loss bytes per logit with the vocabulary split over tp
 
     @property
     def default_attention(self) -> Attention:

@@ -293,6 +293,12 @@ TORCHTITAN_MEMORY = replace(
     # before wq/wk/wv and w1/w3, and aten.mm saves that gathered input for the weight gradient
     # (torchtitan 9dec370 parallelize_llama.py apply_tp; torch/distributed/tensor/parallel/style.py)
     tp_saves_gathered=True,
+    # With TP the loss is DTensor's loss_parallel (torchtitan's default, training.disable_loss_parallel
+    # False), whose decomposed ops hold more at once (torch/distributed/tensor/parallel/loss.py, 2024):
+    # the forward keeps the BF16 logits 2, the FP32 copy 4, shifted 4 and exp(shifted) or the result
+    # 4 (14); the backward (_nll_loss_and_log_softmax_backward, after del pred) the saved log-probs
+    # 4, grad_input = zeros_like 4, exp(x) or the sum 4 and the product 4: 16.
+    tp_loss_bytes=16.0,
 )
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (_MEGATRON_CORE, _MEGATRON_LM_2021, _DEEPSPEED, _FSDP2)}

@@ -52,15 +52,17 @@ def test_selective_op_checkpointing_recomputes_both():
     assert titan == pytest.approx(layer_activation_bytes(_job(L405, "selective", titan=False), plan))
 
 
-def test_loss_peaks_at_twelve_bytes_a_logit_in_its_backward():
+def test_loss_peaks_in_its_backward():
     """Last stage, full recomputation: torchtitan's loss holds 12 bytes per logit at its backward
-    peak, the preset counts 10 (its forward): 2 bytes x micro-batch x sequence x vocab / t more."""
-    plan = Plan(tp=8, pp=1, dp=16, microbatch=2, zero=3, sequence_parallel=True)
-    job = _job(L405, "full", batch=32)
-    base = _job(L405, "full", titan=False, batch=32)
-    layer_delta = layer_activation_bytes(job, plan) - layer_activation_bytes(base, plan)
-    delta = memory_per_gpu(job, plan, 1).activations - memory_per_gpu(base, plan, 1).activations
-    assert delta - layer_delta == pytest.approx(2.0 * 2 * 8192 * 128256 / 8)
+    peak without TP and 16 with DTensor's loss_parallel (vocabulary split over tp); the preset
+    counts 10 (its eager forward): 2 or 6 bytes x micro-batch x sequence x vocab / t more."""
+    for tp, extra in ((1, 2.0), (8, 6.0)):
+        plan = Plan(tp=tp, pp=1, dp=16, microbatch=2, zero=3, sequence_parallel=tp > 1)
+        job = _job(L405, "full", batch=32)
+        base = _job(L405, "full", titan=False, batch=32)
+        layer_delta = layer_activation_bytes(job, plan) - layer_activation_bytes(base, plan)
+        delta = memory_per_gpu(job, plan, 1).activations - memory_per_gpu(base, plan, 1).activations
+        assert delta - layer_delta == pytest.approx(extra * 2 * 8192 * 128256 / tp)
 
 
 def test_no_preset_counts_torchtitans_memory():
@@ -68,3 +70,4 @@ def test_no_preset_counts_torchtitans_memory():
     fit only without these (docs/validation.md, "Peak memory")."""
     assert not any(p.kv_repeat or p.tp_saves_gathered for p in PROFILES.values())
     assert PROFILES["fsdp2"].loss_bytes == 10.0 and TORCHTITAN_MEMORY.loss_bytes == 12.0
+    assert all(p.tp_loss_bytes is None for p in PROFILES.values()) and TORCHTITAN_MEMORY.tp_loss_bytes == 16.0
