@@ -11,7 +11,7 @@ import math
 from dataclasses import replace
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from designer import perf
 from designer.optimize import kind_bounds
@@ -93,6 +93,8 @@ portfolios = st.fixed_dictionaries({
 @settings(max_examples=6, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
           deadline=None)
 @given(p=portfolios)
+# 800B tokens in 20 days on at most 4 nodes: no member has an option, so no bound and no design.
+@example(p={"jobs": [(100, 20, 256), (800, 20, 256)], "max_nodes": 4})
 def test_a_servers_bound_is_below_each_members_own_program(tmp_path_factory, p):
     rows = [f"  - {{name: w{i}, model: {{preset: llama3-8b}}, tokens: {tokens}B, global_batch: {batch}, "
             f"deadline: {days} days}}" for i, (tokens, days, batch) in enumerate(p["jobs"])]
@@ -119,7 +121,10 @@ def test_a_servers_bound_is_below_each_members_own_program(tmp_path_factory, p):
     top = kind_bounds.top_nodes(ws, ref, incumbent)
     options = kind_bounds.server_options(ws, members, th, top * ws.by_key[ref].gpus_per_node)
     bound = kind_bounds.reference_bound(ws, ref, options, th, cloud)
-    assert bound is not None
+    feasible = [k for k in members if exact[k] < math.inf]
+    if bound is None:  # no member qualifies at any size it may reach: none has a design either
+        assert not any(options.values()) and not feasible, (options, exact)
+        return
     checked = 0
     for k in members:
         gap = kind_bounds.fabric_gap(ws, ref, k, incumbent)
@@ -127,7 +132,9 @@ def test_a_servers_bound_is_below_each_members_own_program(tmp_path_factory, p):
             continue
         assert bound - gap <= exact[k] * (1 + 1e-9) + 1.0, (k, bound - gap, exact[k])
         checked += exact[k] < math.inf
-    assert checked >= 2  # members with a design that builds them, each checked
+    # every member with a design that builds it is checked (the gap is known between members
+    # whose servers' unit costs agree, as here: one server)
+    assert checked == len(feasible)
     # And through tighten, from the members' first bounds.
     lows = [0.0] * len(members)
     out = kind_bounds.tighten(ws, th, members, lows, cloud, min(exact.values()) * 1.5, lambda b: b, work=10_000)
