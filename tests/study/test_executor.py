@@ -47,7 +47,9 @@ class Pid:
     path: str
 
     def run(self) -> None:
-        Path(self.path).write_text(str(os.getpid()))
+        # Written whole, then renamed: a reader polling for the file never sees it empty.
+        Path(self.path + ".part").write_text(str(os.getpid()))
+        os.replace(self.path + ".part", self.path)
         time.sleep(120)
 
 
@@ -129,7 +131,8 @@ class Grandchild:
     def run(self):
         import os
         child = subprocess.Popen(["sleep", "120"])  # like CBC, started by the worker
-        Path(self.folder, "pids").write_text(f"{os.getpid()} {child.pid}")
+        Path(self.folder, "pids.part").write_text(f"{os.getpid()} {child.pid}")
+        os.replace(Path(self.folder, "pids.part"), Path(self.folder, "pids"))
         time.sleep(120)
 
 pool = executor.ProcessExecutor(1)
