@@ -113,37 +113,36 @@ def _bisection(v: perf.NetworkView) -> float:
         v.inter_Bps_per_gpu / (2 * v.oversubscription)
 
 
+def _bracket(views: Sequence[perf.NetworkView], best: bool) -> perf.NetworkView | None:
+    """The network at the good (``best``) or bad end of ``views`` in every field the step time
+    reads; None when their scale-up domains differ."""
+    if not views or any(getattr(v, f) != getattr(views[0], f) for v in views for f in _SCALEUP):
+        return None
+    more, less = (max, min) if best else (min, max)  # "more" of a quantity where more is better
+    some, every = (any, all) if best else (all, any)
+    return replace(views[0], inter_Bps_per_gpu=more(v.inter_Bps_per_gpu for v in views),
+                   efficiency=more(v.efficiency for v in views),
+                   host_latency_s=less(v.host_latency_s for v in views),
+                   switch_latency_s=less(v.switch_latency_s for v in views),
+                   hops=less(v.hops for v in views), hops_same_rail=less(v.hops_same_rail or v.hops for v in views),
+                   oversubscription=less(v.oversubscription for v in views),
+                   bisection_Bps_per_gpu=more(_bisection(v) for v in views),
+                   in_network_reduction=some(v.in_network_reduction for v in views),
+                   rail_only=every(v.rail_only for v in views),
+                   fabric="best of the members" if best else "worst of the members")
+
+
 def best_of(views: Sequence[perf.NetworkView]) -> perf.NetworkView | None:
     """The network no worse than any of ``views`` in every field the step time reads: most
     bandwidth and bisection, least latency, fewest hops, least taper, in-network reduction if
     any has it, rail-only only if all are. None when their scale-up domains differ."""
-    if not views or any(getattr(v, f) != getattr(views[0], f) for v in views for f in _SCALEUP):
-        return None
-    return replace(views[0], inter_Bps_per_gpu=max(v.inter_Bps_per_gpu for v in views),
-                   efficiency=max(v.efficiency for v in views),
-                   host_latency_s=min(v.host_latency_s for v in views),
-                   switch_latency_s=min(v.switch_latency_s for v in views),
-                   hops=min(v.hops for v in views), hops_same_rail=min(v.hops_same_rail or v.hops for v in views),
-                   oversubscription=min(v.oversubscription for v in views),
-                   bisection_Bps_per_gpu=max(_bisection(v) for v in views),
-                   in_network_reduction=any(v.in_network_reduction for v in views),
-                   rail_only=all(v.rail_only for v in views), fabric="best of the members")
+    return _bracket(views, best=True)
 
 
 def worst_of(views: Sequence[perf.NetworkView]) -> perf.NetworkView | None:
     """The network no better than any of ``views`` in every field (the reverse of
     :func:`best_of`); None when their scale-up domains differ."""
-    if not views or any(getattr(v, f) != getattr(views[0], f) for v in views for f in _SCALEUP):
-        return None
-    return replace(views[0], inter_Bps_per_gpu=min(v.inter_Bps_per_gpu for v in views),
-                   efficiency=min(v.efficiency for v in views),
-                   host_latency_s=max(v.host_latency_s for v in views),
-                   switch_latency_s=max(v.switch_latency_s for v in views),
-                   hops=max(v.hops for v in views), hops_same_rail=max(v.hops_same_rail or v.hops for v in views),
-                   oversubscription=max(v.oversubscription for v in views),
-                   bisection_Bps_per_gpu=min(_bisection(v) for v in views),
-                   in_network_reduction=all(v.in_network_reduction for v in views),
-                   rail_only=any(v.rail_only for v in views), fabric="worst of the members")
+    return _bracket(views, best=False)
 
 
 def _views_at(ws: Workspace, members: Sequence[str], gpus: int) -> tuple[perf.NetworkView, perf.NetworkView] | None:
