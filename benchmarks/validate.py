@@ -73,14 +73,19 @@ BEYOND = {
         "the merges cost about 4 % at this length by our count of their HBM traffic. The same table's FSDP8 CP1 "
         "32K row is optimistic by about 15 %, so about 20 points are specific to CP8 at 256K, and no source measures "
         "them (optimistic)",
-    "llama3-405b-8192gpu-seq8192": "the source's interleaved schedule does not fit the model's memory. With 32 "
-        "micro-batches per step, interleaved 1F1B warms up 2 (p - r - 1) + (v - 1) p chunks (Megatron-Core "
-        "get_pp_rank_microbatches; PyTorch's ScheduleInterleaved1F1B the same with its rounds of p micro-batches). "
-        "At v = 8 that is 141 one-layer chunks in flight on the second stage (the first, with its embedding-only "
-        "chunk, holds 112): 82.3 GB per GPU, 75.1 GB of it activations at 31.75 s b h / t bytes a layer (GQA, "
-        "SwiGLU, RMSNorm, no dropout), against 79.6 GB usable after the reserve of 2 GB and 5 %. The run kept less "
-        "than 3.6 GB of the 85.9 GB in reserve, or its stack holds less than Megatron-Core's count; the source "
-        "states neither. So plain 1F1B is scored (bubble 15/32); the v = 8 plan, where it fits, scores +6.4 %",
+    "llama3-405b-8192gpu-seq8192": "the source's interleaved schedule does not fit the model's memory. Its "
+        "schedule (sec. 3.3.2, Fig. 6: rounds of N micro-batches per chunk, N tunable between depth-first N = p and "
+        "breadth-first N = M) is PyTorch's ScheduleFlexibleInterleaved1F1B, whose docstring example is Fig. 6's "
+        "(p = 4, M = 10, N = 5): N = M / max(1, M // p), warm-up (v - 1) N + 2 (p - r - 1) chunks, which at M = 32 "
+        "and p = 16 gives N = 16 and Megatron-Core's count (get_pp_rank_microbatches); N = 32 holds more and N < p "
+        "needs M < p. At v = 8 that is 141 one-layer chunks in flight on the second stage (the first, with its "
+        "embedding-only chunk, holds 112): 82.3 GB per GPU, 75.1 GB of it activations at 31.75 s b h / t bytes a layer "
+        "(GQA, SwiGLU, RMSNorm, no dropout), against 79.6 GB usable after the reserve of 2 GB and 5 %. Its proactive "
+        "deallocation of stage inputs and outputs frees what that count already leaves out (a stage's output once "
+        "sent; its input is the first norm's saved input, needed by the backward). v = 2 and 4 hold more layers "
+        "(180 and 154). The run kept less than 3.6 GB of the 85.9 GB in reserve, or kept less of a layer than the "
+        "model counts; the source states neither. So plain 1F1B is scored (bubble 15/32); the v = 8 plan, where it "
+        "fits, scores +6.4 %",
     "mbridge-25.11-dgxb200-DeepSeekV3-MTP-256gpu-fp8mx": "scored with its MTP layer and second output head on "
         "the last stage in the release's layout (4 | 14 x 4 | 1 + MTP + loss): -38.8 -> -37.5 %. The same "
         "release's GB200 rows (EP32-64, interleaved) reach 1.5-1.9x its tokens per second per GPU and are "
@@ -88,8 +93,16 @@ BEYOND = {
         "Transformer Engine CUDA graphs, where DEEPSEEK_V3_B200_BASE_CONFIG runs the plain all-to-all dispatcher "
         "without CUDA graphs and recomputes mla_up_proj. What slows PP16 EP8 on DGX B200 this much the source "
         "does not say, and the model has no mechanism for it (optimistic)",
-    "vtrain-gt-39.1B-tp2-dp16-pp16-mbs2": "the source's own pp=16 runs contradict each other (docs/validation.md "
-        "notes)",
+    "vtrain-gt-39.1B-tp2-dp16-pp16-mbs2": "the source's TP2 runs contradict its other runs of the same model on the "
+        "same 512 GPUs. Every layout does the same work per GPU (1,536 sequences of the 39.1B model over 512 GPUs), so "
+        "the iteration time over the 1F1B bubble, T m / (m + p - 1) with m = 1,536 / (dp x mbs), should not depend "
+        "on pp or the micro-batch beyond the kernels' size. In data/ground_truth_multi.csv it stays within 11.0-14.6 s "
+        "over all 41 TP4 and TP8 runs (pp 2-16, micro-batches 2-24), TP4 DP8 PP16 at micro-batch 2 included (12.6 s: "
+        "twice this row's micro-batches, each of the same 2 sequences), but spans 12.3-18.1 s over the six TP2 "
+        "runs: at micro-batch 3, 13.3 s at PP8 and 17.8 s at PP16; at PP8, 17.0, 13.3 and 12.3 s at micro-batches 2, "
+        "3 and 6; this row 23.75 x 48/63 = 18.1 s. No mechanism that grows with the sends, the micro-batch count or "
+        "smaller GEMMs slows TP2 and not TP4 at the same depth. At TP2's fastest work time (12.3 s) the row would take "
+        "12.3 x 63/48 = 16.1 s, where the model predicts 15.4 (optimistic)",
     "dgxc-nemo25.04-deepseek-v3-512xGB200-bf16": _NEMO_2504_DSV3,
     "dgxc-nemo25.04-deepseek-v3-128xGB200-bf16": "as for dgxc-nemo25.04-deepseek-v3-512xGB200-bf16 (restating "
         "the recipe: -71.6 -> -68.7 %)",
@@ -317,9 +330,10 @@ Notes:
   are converted with this model's own FLOP formula in the source's convention, and tokens per
   second or step times are used wherever a source gives them.
 * vTrain's 39.1B model with TP2 x PP16 at micro-batch 2 contradicts the source's other runs: its
-  per-GPU work time after the 1F1B bubble is 10.3 s at TP1, 18.1 s at TP2, 12.6 s at TP4 and
-  14.5 s at TP8 on the same 512 GPUs, where every mechanism of tensor parallelism makes it grow
-  with TP. It is scored like every other run.
+  per-GPU work time after the 1F1B bubble is 18.1 s, where the 41 TP4 and TP8 runs of the same
+  model on the same 512 GPUs stay within 11.0-14.6 s at every depth and micro-batch and the six
+  TP2 runs span 12.3-18.1 s (the arithmetic is under "Runs beyond 25 % and why"). It is scored
+  like every other run.
 * GB200 NVL72 rows run on 64 of each rack's 72 GPUs, as the NVIDIA tables size them (64, 128,
   256, 512 GPUs): their specs pin `system.gpus_per_domain_used: 64`. Where a recipe's layout
   does not fit in HBM without recomputation, the model offloads activations to Grace memory as
