@@ -29,6 +29,12 @@ class Deadline:
         self.limit_s = limit_s
         self._end = None if limit_s is None else clock() + limit_s
 
+    @property
+    def clock(self) -> Callable[[], float]:
+        """The time source the deadline is counted on (monotonic seconds; a test's fake clock):
+        a phase's own budget inside it (:class:`WorkBudget`) reads the same one."""
+        return self._clock
+
     def remaining(self) -> float | None:
         """Seconds left (never below zero), or None without a limit."""
         return None if self._end is None else max(0.0, self._end - self._clock())
@@ -62,7 +68,7 @@ class WorkBudget(Deadline):
     so the searches order their work as they do without a budget."""
 
     def __init__(self, parent: Deadline, units: int, work: Callable[[], float], what: str = "budget"):
-        super().__init__(None, parent._clock)
+        super().__init__(None, parent.clock)
         self.limit_s = parent.limit_s
         self._parent, self.units, self._work, self._what = parent, units, work, what
         self._stop = work() + units

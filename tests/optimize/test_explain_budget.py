@@ -30,6 +30,16 @@ def test_a_budget_of_work_ends_at_the_sooner_of_its_own_end_and_the_limit():
     assert limited.reason() == "time limit reached"
 
 
+def test_a_budget_reads_its_parents_clock_through_the_public_property():
+    clock = _Clock()
+    parent = Deadline(4.0, clock)
+    assert parent.clock is clock
+    budget = WorkBudget(parent, 10, lambda: 0.0)
+    assert budget.clock is clock  # one time source for the command and its phases
+    clock.now = 3.0
+    assert budget.remaining() == parent.remaining() == 1.0
+
+
 def test_classes_the_budget_does_not_reach_are_listed_as_not_explored(tmp_path):
     path = Path(tmp_path) / "spec.yaml"
     path.write_text(HYBRID)
