@@ -321,15 +321,19 @@ class _DominatedOffers:
     def add(self, key: str) -> None:
         """Take the bills of the evaluated offer ``key`` into each workload's best: over the
         options its program holds (the qualifying evaluations no other matches in GPUs and
-        GPU-time, as :meth:`~designer.optimize.workspace.Workspace.problem` keeps them)."""
+        bill, as :meth:`~designer.optimize.workspace.Workspace.problem` keeps them)."""
         system = self.ws.system(key)
         gpn = system.candidate.gpus_per_node
+
+        def bill(o: Option) -> float:
+            return system.cost_usd(o.gpus / gpn, o.time_s)
+
         for w in self.ws.workloads:
             opts = [Option(e.gpus, e.time_s, e.utilization, i, e.gpus)
                     for i, e in enumerate(self.ws.evaluations.get((w.name, key), ()))
                     if self.th.admits(w.name, e.time_s, e.utilization)]
-            for o in pareto(opts, keep_time=False):
-                self.best[w.name] = min(self.best[w.name], system.cost_usd(o.gpus / gpn, o.time_s))
+            for o in pareto(opts, keep_time=False, bill=bill):
+                self.best[w.name] = min(self.best[w.name], bill(o))
 
     def beaten(self, key: str) -> bool:
         """Whether offer ``key`` bills every workload more than its best evaluated bill."""

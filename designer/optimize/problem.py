@@ -11,7 +11,7 @@ __all__ = ["min_overlap_s", "FabricShape", "UnitCosts", "StorageUnit", "StorageN
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from designer.optimize.candidates import Candidate
 from designer.optimize.cloud import Offer
@@ -255,17 +255,27 @@ def min_overlap_s(time_s: float, deadline_s: float, t1: float, t2: float) -> flo
     return max(0.0, min(first, last, t2 - t1))
 
 
-def pareto(options: list[Option], keep_time: bool) -> tuple[Option, ...]:
-    """Drop options no objective can prefer: another uses no more GPUs and no more GPU-time
-    (and, for ``min_time``, is no slower)."""
+def pareto(options: list[Option], keep_time: bool,
+           bill: Callable[[Option], float] | None = None) -> tuple[Option, ...]:
+    """Drop options no objective can prefer: another uses no more GPUs and costs no more (and,
+    for ``min_time``, is no slower).
+
+    What an option costs is what it is billed: its GPU-time on a system that is bought (the
+    program prices owned GPU-seconds linearly), ``bill(option)`` on a cloud system
+    (:meth:`CloudSystem.cost_usd`). A commitment or a capacity block is not linear in GPU-time:
+    8 instances for 370 days pay two one-year terms, 12 for 296 days one, so the option with
+    less GPU-time can be the dearer one.
+    """
+    cost = bill or (lambda o: o.gpu_seconds)
+    costs = [cost(o) for o in options]
     kept = []
-    for o in options:
+    for i, o in enumerate(options):
         dominated = False
-        for q in options:
+        for j, q in enumerate(options):
             if q is o:
                 continue
-            no_worse = q.gpus <= o.gpus and q.gpu_seconds <= o.gpu_seconds and (not keep_time or q.time_s <= o.time_s)
-            strictly = q.gpus < o.gpus or q.gpu_seconds < o.gpu_seconds or (keep_time and q.time_s < o.time_s)
+            no_worse = q.gpus <= o.gpus and costs[j] <= costs[i] and (not keep_time or q.time_s <= o.time_s)
+            strictly = q.gpus < o.gpus or costs[j] < costs[i] or (keep_time and q.time_s < o.time_s)
             if no_worse and (strictly or q.index < o.index):
                 dominated = True
                 break

@@ -376,7 +376,7 @@ class Workspace:
                 opts = [Option(e.gpus, e.time_s, e.utilization, i, self.held(system.candidate, e.gpus))
                         for i, e in enumerate(evals) if th.admits(w.name, e.time_s, e.utilization)]
                 if opts:
-                    options[(w.name, key)] = pareto(opts, keep_time)
+                    options[(w.name, key)] = pareto(opts, keep_time, _bill(system))
                     found = True
             # A system no workload can use would only ever be built empty, which no objective
             # prefers: it stays out of the program.
@@ -392,6 +392,15 @@ class Workspace:
             fixed_nodes=self.fixed_nodes, ranks=self._ranks, energy=tuple(sorted(self.energy)) if onprem else (),
             credits=MappingProxyType({s.key: self.credits[s.key] for s in (*onprem, *cloud) if s.key in self.credits}),
         )
+
+
+def _bill(system: OnPremSystem | CloudSystem) -> Callable[[Option], float] | None:
+    """What a cloud system bills for an option (:meth:`CloudSystem.cost_usd`), for the options'
+    dominance; None on-prem, where GPU-time is what costs."""
+    if not isinstance(system, CloudSystem):
+        return None
+    gpn = system.candidate.gpus_per_node
+    return lambda o: system.cost_usd(o.gpus / gpn, o.time_s)
 
 
 def _cheapest_cloud(cloud: list[CloudSystem], options: dict[tuple[str, str], tuple[Option, ...]],

@@ -16,6 +16,7 @@ from designer import planner
 from designer.catalog import load_builtin
 from designer.errors import SpecError
 from designer.optimize import cloud
+from designer.optimize.problem import CloudSystem, Option, pareto
 from designer.planner.candidates import enumerate_candidates
 from designer.planner.inputs import load_inputs
 
@@ -130,3 +131,43 @@ def test_several_pricing_models_compete(tmp_path):
     assert d.system.pricing == "on_demand"  # 40 days on demand beat a year's commitment
     keys = {a.label for a in d.alternatives}
     assert "deployment=cloud" in keys
+
+
+# Llama 3 8B on 21T tokens within 420 days on p5 committed for a year: 8 instances (64 H100)
+# take just over a year, so they pay two terms; 12 (96 H100) finish inside one and bill less,
+# with more GPU-time.
+LONG = SPEC.replace("llama3-70b", "llama3-8b").replace("2T", "21T").replace("gpus: 512\n    ", "") \
+    .replace("45 days", "420 days").replace("1 year", "2 years")
+
+
+def _long(tmp_path: Path, gpus: int | None = None):
+    text = LONG.format(pricing="reserved_1y", server="aws-p5.48xlarge")
+    if gpus is not None:
+        text = text.replace("    deadline:", f"    gpus: {gpus}\n    deadline:")
+    path = tmp_path / f"long-{gpus}.yaml"
+    path.write_text(text)
+    spec, catalog = load_inputs(path)
+    return planner.plan(spec, catalog)
+
+
+def test_options_dominate_by_their_bill_not_their_gpu_time():
+    reserved = cloud.offer_for(P5, "reserved_1y")
+    system = CloudSystem(None, reserved.usd_per_s, reserved)  # candidate unused by cost_usd
+    fewer = Option(64, 370 * DAY, 0.5, 0)  # 23,680 GPU-days, two terms of 8 instances
+    more = Option(96, 296 * DAY, 0.45, 1)  # 28,416 GPU-days, one term of 12 instances
+    assert fewer.gpu_seconds < more.gpu_seconds
+    assert system.cost_usd(12, more.time_s) < system.cost_usd(8, fewer.time_s)
+    assert pareto([fewer, more], keep_time=False) == (fewer,)  # by GPU-time: what is bought on-prem
+    kept = pareto([fewer, more], keep_time=False, bill=lambda o: system.cost_usd(o.gpus / 8, o.time_s))
+    assert kept == (fewer, more)  # neither is cheaper on both counts
+
+
+def test_a_commitment_keeps_the_larger_count_that_pays_one_term(tmp_path):
+    small = _long(tmp_path, 64)
+    assert small.workloads[0].time_to_train_days > 365  # the instance: 64 H100 need two terms
+    d = _long(tmp_path)
+    (w,) = d.workloads
+    assert w.time_to_train_days < 365 and w.gpus > 64
+    assert "committed for 1 year" in d.bom[0].description
+    assert d.cost.cloud_usd == pytest.approx(w.gpus / 8 * 8760 * 32.26, abs=0.01)
+    assert d.cost.cloud_usd < small.cost.cloud_usd  # $3.39M against $4.52M for 8 instances x 2 years
