@@ -33,7 +33,7 @@ from designer.catalog.types import Gpu
 from designer.errors import PerfError
 from designer.perf import network as netm
 from designer.perf.cluster import Cluster
-from designer.perf.compute import layer_times, logit_times
+from designer.perf.compute import LayerTimes, layer_times, logit_times
 from designer.perf.estimate import StepEstimate
 from designer.perf.memory import memory_per_gpu, usable_hbm_bytes
 from designer.perf.offload import offload_for
@@ -262,9 +262,12 @@ def _ranked_groups(job: Job, gpu: Gpu, gpus_per_node: int, gpus: int, fixed: Pla
     search's enumeration serves every fabric the optimizer tries at that size.
     """
     reasons: list[tuple[int, str]] = []
-    # Layer times depend on tp, cp, the micro-batch, sequence parallelism and (through the
-    # expert weights each GPU streams) ep; the key must hold all of them, or plans that differ
-    # only in ep are timed with the first one's layers.
+    # A dense layer's and the output layer's times depend on tp, cp, the micro-batch and
+    # sequence parallelism (designer.perf.compute: ep and etp enter only an MoE layer's expert
+    # GEMMs); an MoE layer's also on ep and etp (the expert weights each GPU streams), so the
+    # average layer's key holds them too, or plans that differ only in their expert layout are
+    # timed with the first one's layers.
+    dense_times: dict[tuple, tuple[LayerTimes, float]] = {}
     cache: dict[tuple, tuple] = {}
     stages: dict[tuple, tuple] = {}  # (layer shape, pipeline) -> its layout and stage compute
     moe_model = job.model.moe is not None
@@ -283,12 +286,14 @@ def _ranked_groups(job: Job, gpu: Gpu, gpus_per_node: int, gpus: int, fixed: Pla
             continue
         for variant in variants:
             index += 1
-            key = (variant.recompute, head.tp, head.cp, head.microbatch, head.sequence_parallel, head.ep, head.etp)
+            dense_key = (variant.recompute, head.tp, head.cp, head.microbatch, head.sequence_parallel)
+            key = dense_key + (head.ep, head.etp)
             if key not in cache:
-                dense = layer_times(variant, head, gpu, False).scaled(speed)
+                if dense_key not in dense_times:
+                    lf, lb = logit_times(variant, head, gpu)
+                    dense_times[dense_key] = (layer_times(variant, head, gpu, False).scaled(speed), (lf + lb) / speed)
+                dense, logits = dense_times[dense_key]
                 moe = layer_times(variant, head, gpu, True).scaled(speed) if moe_model else None
-                lf, lb = logit_times(variant, head, gpu)
-                logits = (lf + lb) / speed
                 cache[key] = (logits, layer_mix(variant.model, dense, moe, logits))
             logits, mix = cache[key]
             skey = (key, head.pp, head.schedule, head.first_stage_layers, head.last_stage_layers)

@@ -164,3 +164,24 @@ def test_pinned_searches_are_the_exhaustive_answer(case, data):
     reference = fastest_valid(valid, cluster)
     best = search_plans(job, cluster, gpus, fixed)
     assert (best.plan, best.recompute, best.step_time_s) == reference
+
+
+def test_dense_layers_are_timed_once_per_shape_whatever_the_expert_layout(monkeypatch):
+    """A dense layer's times do not depend on ep or etp (only an MoE layer's expert GEMMs do): an
+    MoE search times each (recomputation, tp, cp, micro-batch, sequence parallelism) once, not once
+    per expert layout, and every MoE layer layout once."""
+    calls = []
+    real = search.layer_times
+
+    def counted(job, plan, gpu, moe_layer=False):
+        calls.append((moe_layer, job.recompute, plan.tp, plan.cp, plan.microbatch, plan.sequence_parallel,
+                      plan.ep, plan.etp))
+        return real(job, plan, gpu, moe_layer)
+
+    monkeypatch.setattr(search, "layer_times", counted)
+    _clear_caches()
+    search_plans(Job(MIXTRAL, global_batch=256, tokens=1e12, recompute="auto"), _CLUSTER, 64)
+    dense = [c[1:6] for c in calls if not c[0]]
+    moe = [c[1:] for c in calls if c[0]]
+    assert len(dense) == len(set(dense)) and len(moe) == len(set(moe))
+    assert len(moe) > len(dense)  # several expert layouts share each dense shape
