@@ -14,14 +14,13 @@ server differ only in their fabric, so one program bounds them all:
    so at every GPU count a workload takes no less time on a member than on that view;
 2. the program over the cloud and one member R, with R's options replaced by the view's at every
    grid count a member can use (:func:`server_options`), the learned energetic intervals of
-   constraint (16) and no budget, power or rack limit, is solved to 1% (:func:`reference_bound`):
-   its bound P is at most the cost of the image on R of every design on a member B: the same
-   assignment, each job no longer, on the same nodes (the same server: the same held GPUs,
-   busy power and file system);
-3. the image costs the design's cost plus F_R(n) - F_B(n), the difference of the two fabrics at
-   its n nodes (:meth:`~designer.optimize.workspace.Workspace.program_cost` less the servers
-   alone, :func:`servers_cost`; both non-decreasing in n), so every design that builds B costs
-   at least P - max_n (F_R(n) - F_B(n)) (:func:`fabric_gap`).
+   constraint (16), no budget, power or rack limit and no management networks, is solved to 1%
+   (:func:`reference_bound`): its bound P0 is at most the cost of the image on R of every design
+   on a member B, the same assignment, each job no longer, on the same nodes (the same server:
+   the same held GPUs, busy power and file system), without its management networks;
+3. the image costs the design's cost less B's fabric and management networks plus R's fabric
+   (:mod:`designer.optimize.transfer`), so every design that builds B costs at least
+   P0 - max_n (U_R(n) - L_B(n)) (:func:`~designer.optimize.transfer.fabric_gap`).
 
 A member's program holds only the counts its scan keeps (from the first that qualifies on it to
 1.5 times that); every member qualifies no sooner than the best of their networks and no later
@@ -43,18 +42,14 @@ from types import MappingProxyType
 from typing import Callable, Sequence
 
 from designer import perf
-from designer.errors import CatalogError, InfeasibleError, SolverTimeoutError, TopologyError
-from designer.optimize import bounds, ownership, pricing
+from designer.errors import InfeasibleError, SolverTimeoutError
 from designer.optimize.formulation import TIE_USD
 from designer.optimize.milp import solve_problem
 from designer.optimize.problem import Limits, OnPremSystem, Option, pareto
 from designer.optimize.task import Thresholds
+from designer.optimize.transfer import fabric_above, fabric_gap, servers_cost, top_nodes, without_management
 from designer.optimize.workspace import Workspace
 
-# Unit costs that must be equal for a design on one member to cost the same on another but for
-# the fabric: the servers, their racks, power and file system (as designer.optimize.dominance).
-_SAME_SERVER = ("node_usd", "node_w", "node_ru", "servers_per_rack", "rack_units", "rack_usd", "node_support",
-                "node_spares", "node_training_w", "node_idle_w", "owned_nodes", "storage")
 _UTIL_STOP = 0.85  # as designer.optimize.workspace: three sizes this far below the target end a scan
 BOUND_GAP = 0.01  # relative gap each bounding program is solved to: a bound needs no finer figure
 # The work :func:`tighten` may start servers within, in plan searches of the performance model, a
@@ -63,45 +58,6 @@ BOUND_GAP = 0.01  # relative gap each bounding program is solved to: a bound nee
 # machine. Measured on benchmarks/specs_large.py: 140-200 units and 0.5-1.5 s per server.
 WORK = 800
 PROGRAM_WORK = 50
-
-
-def servers_cost(ws: Workspace, key: str, nodes: int) -> float:
-    """The servers of ``nodes`` nodes of ``key`` alone over the horizon (no switch, link, rack,
-    file system or network): :func:`~designer.optimize.ownership.onprem_cost_usd` with every
-    other count 0, the same for every candidate of the server and below each one's program cost."""
-    cand = ws.by_key[key]
-    memo = ("servers", cand.server, nodes)
-    if memo not in ws.floors:
-        bare = ws.floors.get(("bare servers", cand.server))
-        if bare is None:
-            try:
-                shape = pricing.fabric_shape(cand, ws.catalog, ws.facility)
-                costs = pricing.unit_costs(cand, ws.catalog, ws.facility, 1, owned=ws.task.owned)
-            except (CatalogError, TopologyError):
-                return 0.0
-            bare = ws.floors[("bare servers", cand.server)] = OnPremSystem(
-                cand, shape, replace(costs, node_link_usd=0.0, node_link_w=0.0, rack_usd=0.0, storage=None,
-                                     networks=None))
-        ws.floors[memo] = ownership.onprem_cost_usd(bare, ws.economics, nodes=nodes, switches=0, ls_links=0,
-                                                    sx_links=0, racks=0)
-    return ws.floors[memo]
-
-
-def top_nodes(ws: Workspace, key: str, incumbent: float) -> int:
-    """N*: the fewest nodes whose servers alone (:func:`servers_cost`) cost at least
-    ``incumbent``, or the candidate's largest size plus one when none does (bisection: the cost
-    is non-decreasing in the nodes)."""
-    hi = ws.max_nodes(ws.by_key[key])
-    if hi < 1 or servers_cost(ws, key, hi) < incumbent:
-        return hi + 1
-    lo = 0
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if servers_cost(ws, key, mid) >= incumbent:
-            hi = mid
-        else:
-            lo = mid
-    return hi
 
 
 _SCALEUP = ("gpus_per_node", "scaleup_Bps", "scaleup_latency_s", "scaleup_efficiency", "scaleup_reduction_efficiency",
@@ -227,12 +183,14 @@ def server_options(ws: Workspace, members: Sequence[str], th: Thresholds,
 
 def reference_bound(ws: Workspace, ref: str, options: dict[str, tuple[Option, ...]], th: Thresholds,
                     cloud: Sequence[str], solver: str = "highs") -> float | None:
-    """P of the module docstring: a lower bound on the program over ``cloud`` and on-prem
-    ``ref`` with ``ref``'s options ``options`` (solved to :data:`BOUND_GAP`); inf when it has
-    no design, None when the deadline leaves no bound."""
+    """P0 of the module docstring: a lower bound on the program over ``cloud`` and on-prem
+    ``ref`` without its management networks (:func:`~designer.optimize.transfer.without_management`),
+    with ``ref``'s options ``options`` (solved to :data:`BOUND_GAP`); inf when it has no design,
+    None when the deadline leaves no bound."""
     system = ws.system(ref)
     if not isinstance(system, OnPremSystem) or not any(options.values()):
         return None
+    system = without_management(system)
     problem = ws.problem(cloud, th, limits=Limits(nodes=ws.limits().nodes))
     merged = dict(problem.options)
     merged.update({(w, ref): found for w, found in options.items() if found})
@@ -250,43 +208,15 @@ def reference_bound(ws: Workspace, ref: str, options: dict[str, tuple[Option, ..
     return (sol.capex_usd + sol.opex_usd + sol.cloud_usd) * (1.0 - sol.gap) - TIE_USD * len(ws.by_key)
 
 
-def fabric_gap(ws: Workspace, ref: str, key: str, incumbent: float) -> float | None:
-    """Step 3 of the module docstring: an upper bound on F_ref(n) - F_key(n) over the sizes of
-    ``key``'s designs that can cost less than ``incumbent``, so that ``key`` costs at least
-    P - this; None when the servers' unit costs differ or ``key`` reaches sizes ``ref`` cannot
-    build (no transfer)."""
-    a, b = ws.system(ref), ws.system(key)
-    if not isinstance(a, OnPremSystem) or not isinstance(b, OnPremSystem):
-        return None
-    if any(getattr(a.costs, n) != getattr(b.costs, n) for n in _SAME_SERVER):
-        return None
-    reach = min(top_nodes(ws, key, incumbent) - 1, ws.max_nodes(ws.by_key[key]))
-    if reach > ws.max_nodes(ws.by_key[ref]):
-        return None
-    if key == ref or reach < 1:
-        return 0.0
-
-    def fabric(k: str, n: int) -> float:
-        return ws.program_cost(k, n) - servers_cost(ws, k, n)
-
-    # On each step of the bounds' node grid: the reference's fabric at its right end less
-    # ``key``'s at its left (both non-decreasing in n).
-    points = bounds.size_points(1, reach, ())
-    worst = -math.inf
-    for i, left in enumerate(points):
-        right = points[i + 1] - 1 if i + 1 < len(points) else reach
-        worst = max(worst, fabric(ref, right) - fabric(key, left))
-    return worst
-
-
 def reference(ws: Workspace, members: Sequence[str], incumbent: float) -> str:
     """The member whose program bounds the others (:func:`tighten`): among those that build the
     largest size the members' designs below ``incumbent`` reach, the one whose fabric costs
-    least there (the transfer then takes little off its bound); ties: key order."""
+    least there (:func:`~designer.optimize.transfer.fabric_above`: the transfer then takes
+    little off its bound); ties: key order."""
     top = top_nodes(ws, members[0], incumbent)
     size = max(1, min(top - 1, max(ws.max_nodes(ws.by_key[k]) for k in members)))
     able = [k for k in members if ws.max_nodes(ws.by_key[k]) >= size]
-    return min(able, key=lambda k: (ws.program_cost(k, size) - servers_cost(ws, k, size), k))
+    return min(able, key=lambda k: (fabric_above(ws, k, size), k))
 
 
 def work_done(ws: Workspace) -> int:
