@@ -130,7 +130,9 @@ def server_options(ws: Workspace, members: Sequence[str], th: Thresholds,
     :meth:`~designer.optimize.workspace.Workspace.ideal_gpus` assumes). So the counts from the
     first to the first grid count at least 1.5 f_worst (and at most ``top_gpus``) hold every
     option of every member; at each, the best network's fastest plan, kept where it meets the
-    thresholds (a member's does only where it does)."""
+    thresholds (a member's does only where it does). Above f_worst, a count whose GPU-time on the
+    best network is at least the worst network's at f_worst is left out: every member's program
+    holds its own option at f_worst instead, which it prefers (fewer GPUs, no more GPU-time)."""
     cand = ws.by_key[members[0]]
     gpu = ws.catalog.gpus[cand.gpu]
     max_nodes = max(ws.max_nodes(ws.by_key[k]) for k in members)
@@ -151,6 +153,7 @@ def server_options(ws: Workspace, members: Sequence[str], th: Thresholds,
         grid = [g for g in ws.grid(w, cand, max_nodes) if start is not None and start <= g <= top_gpus]
         opts: list[Option] = []
         first = end = None  # the best network's first qualifying count; the last count kept
+        worst_at, worst_gpu_s = math.inf, math.inf  # f_worst and the worst network's GPU-time there
         below = 0
         for i, g in enumerate(grid):
             if (end is not None and g > end) or ws.deadline.expired():
@@ -176,7 +179,13 @@ def server_options(ws: Workspace, members: Sequence[str], th: Thresholds,
                     worst = step(w, h, 1)
                     if worst is not None and th.admits(w.name, w.tokens / worst.tokens_per_s, worst.utilization):
                         end = next((x for x in grid if x >= 1.5 * h), grid[-1])
+                        worst_at, worst_gpu_s = h, ws.held(cand, h) * w.tokens / worst.tokens_per_s
                         break
+        # A count above f_worst whose best GPU-time is no less than the worst network's at f_worst
+        # is in no member's program: every member that reaches it has its own option at f_worst,
+        # on fewer GPUs and no more GPU-time, and its program keeps only options no other beats
+        # in both (designer.optimize.problem.pareto).
+        opts = [o for o in opts if o.gpus <= worst_at or o.gpu_seconds < worst_gpu_s]
         found[w.name] = pareto(opts, keep_time=True)
     return found
 

@@ -89,16 +89,24 @@ portfolios = st.fixed_dictionaries({
     "max_nodes": st.sampled_from([4, 8, 16]),
 })
 
+rack_portfolios = st.fixed_dictionaries({
+    "jobs": st.lists(st.tuples(st.sampled_from([800, 1600, 3200]), st.integers(20, 60), st.sampled_from([256, 512])),
+                     min_size=2, max_size=4),
+    "max_nodes": st.sampled_from([2, 4, 6]),
+})
 
-@settings(max_examples=6, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+
+@settings(max_examples=8, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
           deadline=None)
-@given(p=portfolios)
+@given(p=st.one_of(portfolios.map(lambda p: {**p, "gpu": "h100-sxm"}),
+                   rack_portfolios.map(lambda p: {**p, "gpu": "b200-gb200"})))
 # 800B tokens in 20 days on at most 4 nodes: no member has an option, so no bound and no design.
-@example(p={"jobs": [(100, 20, 256), (800, 20, 256)], "max_nodes": 4})
+@example(p={"jobs": [(100, 20, 256), (800, 20, 256)], "max_nodes": 4, "gpu": "h100-sxm"})
 def test_a_servers_bound_is_below_each_members_own_program(tmp_path_factory, p):
     rows = [f"  - {{name: w{i}, model: {{preset: llama3-8b}}, tokens: {tokens}B, global_batch: {batch}, "
             f"deadline: {days} days}}" for i, (tokens, days, batch) in enumerate(p["jobs"])]
-    ws = _workspace(tmp_path_factory, _PORTFOLIO.format(workloads="\n".join(rows), max_nodes=p["max_nodes"]))
+    ws = _workspace(tmp_path_factory, _PORTFOLIO.format(workloads="\n".join(rows), max_nodes=p["max_nodes"])
+                    .replace("h100-sxm", p["gpu"]))
     th = ws.task.thresholds
     cloud = [c.key for c in ws.candidates if c.deployment is Deployment.CLOUD and ws.prepare(c.key, th)]
     onprem = [c.key for c in ws.candidates if c.deployment is Deployment.ON_PREM and ws.system(c.key) is not None]
@@ -141,3 +149,34 @@ def test_a_servers_bound_is_below_each_members_own_program(tmp_path_factory, p):
     for k, b in zip(members, out):
         assert 0.0 <= b <= exact[k] * (1 + 1e-9) + 1.0
     assert ws.bound_work > 0
+
+
+@settings(max_examples=10, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+          deadline=None)
+@given(p=st.one_of(portfolios.map(lambda p: {**p, "gpu": "h100-sxm"}),
+                   rack_portfolios.map(lambda p: {**p, "gpu": "b200-gb200"})))
+def test_every_option_of_a_members_program_has_one_no_worse_among_the_servers(tmp_path_factory, p):
+    # The reference program holds, for each option a member's program can choose, one on no more
+    # GPUs, no longer and with no more GPU-time (so no constraint of the program, the energetic
+    # intervals included, is harder on it): the counts above f_worst it leaves out are ones no
+    # member's program keeps. On NVL72 racks a member keeps several (64 GPUs of a rack, or 72
+    # in less time).
+    rows = [f"  - {{name: w{i}, model: {{preset: llama3-8b}}, tokens: {tokens}B, global_batch: {batch}, "
+            f"deadline: {days} days}}" for i, (tokens, days, batch) in enumerate(p["jobs"])]
+    text = _PORTFOLIO.format(workloads="\n".join(rows), max_nodes=p["max_nodes"]).replace("h100-sxm", p["gpu"])
+    ws = _workspace(tmp_path_factory, text)
+    th = ws.task.thresholds
+    onprem = [c.key for c in ws.candidates if c.deployment is Deployment.ON_PREM and ws.system(c.key) is not None]
+    for server in sorted({ws.by_key[k].server for k in onprem}):
+        members = sorted(k for k in onprem if ws.by_key[k].server == server)
+        ref = kind_bounds.reference(ws, members, math.inf)
+        top = kind_bounds.top_nodes(ws, ref, math.inf)
+        options = kind_bounds.server_options(ws, members, th, top * ws.by_key[ref].gpus_per_node)
+        for k in members:
+            if not ws.prepare(k, th):
+                continue
+            program = ws.problem([k], th).options
+            for w in ws.workloads:
+                for o in program.get((w.name, k), ()):
+                    assert any(r.gpus <= o.gpus and r.time_s <= o.time_s * (1 + 1e-9)
+                               and r.gpu_seconds <= o.gpu_seconds * (1 + 1e-9) for r in options[w.name]), (k, w.name, o)
