@@ -13,15 +13,13 @@ torchtitan 9dec370; torchtitan/components/metrics.py later). Error = predicted /
 negative means the model predicts less memory than the run held (optimistic: a plan it calls a
 fit may not fit).
 
-Beside it, the same plan counted with torchtitan's own memory
-(:data:`designer.perf.stacks.TORCHTITAN_MEMORY`: its loss's backward peaks, K and V saved repeated
-to every head, the all-gathered tensor-parallel inputs saved whole), which the fsdp2 preset does
-not count because other FSDP2 code bases (Meta's Llama 3 stack, llm-foundry) fit runs it would not.
+Every run that publishes a peak is a torchtitan run, counted with the ``torchtitan`` preset's memory
+(its loss's backward peaks, K and V saved repeated to every head, the all-gathered tensor-parallel
+inputs saved whole: designer/perf/stacks.py).
 
 Also the auto plans that drop the published run's recomputation: their predicted memory against
 the usable HBM (:func:`designer.perf.memory.usable_hbm_bytes`), so a gain that rests on a tight
-fit shows, and for the fsdp2 stack the same plan with torchtitan's memory. Used by
-benchmarks/validate.py.
+fit shows. Used by benchmarks/validate.py.
 """
 
 from __future__ import annotations
@@ -29,14 +27,10 @@ from __future__ import annotations
 __all__ = ["GIB", "MemoryRow", "memory_rows", "summary", "render"]
 
 import statistics
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import validation_autoplan as autoplan
 import validation_runs as runs
-
-from designer.perf.memory import memory_per_gpu
-from designer.perf.stacks import TORCHTITAN_MEMORY
-from designer.planner.compile import compile_workload
 
 GIB = float(2**30)  # the published unit: torchtitan's DeviceMemoryMonitor divides by 1024^3
 
@@ -54,26 +48,11 @@ class MemoryRow:
     optimizer_gib: float
     activations_gib: float
     buffers_gib: float
-    torchtitan_gib: float  # the same plan with torchtitan's memory (TORCHTITAN_MEMORY)
 
     @property
     def error(self) -> float:
         """predicted / published - 1 (negative: the model is optimistic)."""
         return self.predicted_gib / self.published_gib - 1.0
-
-    @property
-    def torchtitan_error(self) -> float:
-        """The same with torchtitan's memory."""
-        return self.torchtitan_gib / self.published_gib - 1.0
-
-
-def torchtitan_bytes(row: runs.Row, est) -> float:
-    """Bytes per GPU of a row's scored plan counted with torchtitan's memory
-    (:data:`~designer.perf.stacks.TORCHTITAN_MEMORY`), less what the estimate offloads."""
-    spec, _ = runs._load(runs.spec_text(row, runs._scored_pins(row.run)), f"{row.id}.yaml")
-    job = replace(compile_workload(spec.workloads[0]).job, recompute=est.recompute)
-    job = replace(job, software=replace(job.software, profile=TORCHTITAN_MEMORY))
-    return memory_per_gpu(job, est.plan, est.microbatches).total - est.offload_bytes_per_gpu
 
 
 def published_gib(row: runs.Row) -> float | None:
@@ -99,15 +78,13 @@ def memory_rows(pairs) -> list[MemoryRow]:
         mb = est.memory
         out.append(MemoryRow(row.id, f"{est.plan.describe()} {est.recompute.value}", pub,
                              est.memory_bytes_per_gpu / GIB, mb.weights / GIB, mb.grads / GIB,
-                             mb.optimizer / GIB, mb.activations / GIB, mb.buffers / GIB,
-                             torchtitan_bytes(row, est) / GIB))
+                             mb.optimizer / GIB, mb.activations / GIB, mb.buffers / GIB))
     return out
 
 
-def summary(rows: list[MemoryRow], torchtitan: bool = False) -> tuple[float, float, float]:
-    """(median signed error, median absolute error, worst signed error: the largest in magnitude);
-    with ``torchtitan``, of the plans counted with torchtitan's memory."""
-    errors = [r.torchtitan_error if torchtitan else r.error for r in rows]
+def summary(rows: list[MemoryRow]) -> tuple[float, float, float]:
+    """(median signed error, median absolute error, worst signed error: the largest in magnitude)."""
+    errors = [r.error for r in rows]
     return statistics.median(errors), statistics.median(abs(e) for e in errors), max(errors, key=abs)
 
 
@@ -125,57 +102,49 @@ def render(results: list, table: list[dict]) -> list[str]:
              "state, activations, gather buffers). GiB = 2^30 bytes, the published unit. The published figures "
              "are torchtitan's logged peak: the PyTorch caching allocator's `reserved_bytes.all.peak`, cached "
              "free blocks included (torchtitan `DeviceMemoryMonitor`). Error = predicted / published - 1; "
-             "negative is optimistic (the run needed more than the model counts). The last two columns count the "
-             "same plan with torchtitan's own memory (`designer.perf.stacks.TORCHTITAN_MEMORY`): its loss peaks in "
-             "the backward at 12 bytes a logit (the saved FP32 log_softmax output, the gradient it is handed and "
-             "the one it returns, after `del pred` freed the BF16 logits), at 16 with TP (DTensor's `loss_parallel` "
-             "decomposed: the log-probs, `zeros_like` and two temporaries), its attention saves K and V repeated to "
-             "every query head (`repeat_kv` before SDPA), and its DTensor TP saves the all-gathered inputs of the "
-             "column-parallel linears whole. The fsdp2 preset does not count them: the Llama 3 405B production "
-             "rows (Meta's stack, no recomputation, TP8) and llm-foundry's MPT-7B at 8K on 8 H100 would not fit "
-             "with them, and did.", "",
+             "negative is optimistic (the run needed more than the model counts). Every one is a torchtitan run, "
+             "counted with the `torchtitan` preset's memory: its loss peaks in the backward at 12 bytes a logit "
+             "(the saved FP32 log_softmax output, the gradient it is handed and the one it returns, after "
+             "`del pred` freed the BF16 logits), at 16 with TP (DTensor's `loss_parallel` decomposed: the "
+             "log-probs, `zeros_like` and two temporaries), its attention saves K and V repeated to every query "
+             "head (`repeat_kv` before SDPA), and its DTensor TP saves the all-gathered inputs of the "
+             "column-parallel linears whole. The `fsdp2` preset, which stands for Meta's Llama 3 stack, "
+             "llm-foundry and fms-fsdp, counts none of them: the Llama 3 405B production rows (no recomputation, "
+             "TP8) and llm-foundry's MPT-7B at 8K on 8 H100 would not fit with them, and did.", "",
              "| run | plan (scored) | published | predicted | error | weights | grads | optimizer | activations "
-             "| buffers | torchtitan's memory | error |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "| buffers |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in rows:
         lines.append(f"| {r.id} | {r.plan} | {r.published_gib:.1f} | {r.predicted_gib:.1f} | {_pct(r.error)} | "
                      f"{r.weights_gib:.1f} | {r.grads_gib:.1f} | {r.optimizer_gib:.1f} | {r.activations_gib:.1f} | "
-                     f"{r.buffers_gib:.1f} | {r.torchtitan_gib:.1f} | {_pct(r.torchtitan_error)} |")
+                     f"{r.buffers_gib:.1f} |")
     if rows:
         med, med_abs, worst = summary(rows)
-        tmed, tmed_abs, tworst = summary(rows, torchtitan=True)
         lines += ["", f"{len(rows)} runs: median signed error **{_pct(med)}** (median absolute "
-                  f"{med_abs * 100:.1f} %), worst **{_pct(worst)}**; with torchtitan's memory median "
-                  f"{_pct(tmed)} (median absolute {tmed_abs * 100:.1f} %), worst {_pct(tworst)}. The Trainy rows "
+                  f"{med_abs * 100:.1f} %), worst **{_pct(worst)}**. The Trainy rows "
                   "ran torchtitan e7c0cae (June 2025), which compiles the loss under `compile` "
-                  "(components/loss.py, build_cross_entropy_loss) where 9dec370 ran it eagerly: neither count has "
-                  "a fused loss. Neither count has torchtitan's op-level selective checkpointing either (it saves "
-                  "every other matmul output and the attention output, 31 KB a token and layer less than the count "
-                  "for Llama 3.1 8B), nor what the full-recomputation runs hold beyond it (their backward's "
-                  "gradients, FSDP2's unsharded root and reduce-scatter buffers)."]
+                  "(components/loss.py, build_cross_entropy_loss) where 9dec370 ran it eagerly: the preset has "
+                  "no fused loss. Not counted either: what the full-recomputation runs hold beyond one layer's "
+                  "recomputed activations (their backward's gradients, FSDP2's unsharded root and reduce-scatter "
+                  "buffers)."]
     drops = [t for t in table if t["auto"] is not None
              and autoplan._change(t["row"].prediction.estimate, t["auto"]) == "drops the published run's recomputation"]
     if drops:
         lines += ["", "The auto plans that drop the published run's recomputation (above), with the memory the model "
                   "predicts for them against the HBM a plan may fill (capacity less the reserve, "
                   "`designer.perf.memory.usable_hbm_bytes`):", "",
-                  "| best published run | its plan | auto plan | auto / its plan (predicted) | auto plan memory "
-                  "| usable | fill | fill with torchtitan's memory (fsdp2) |",
-                  "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"]
-        fills, titan = [], []
+                  "| best published run | stack | its plan | auto plan | auto / its plan (predicted) "
+                  "| auto plan memory | usable | fill |",
+                  "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |"]
+        fills = []
         for t in drops:
             est, a = t["row"].prediction.estimate, t["auto"]
             fill = a.memory_bytes_per_gpu / a.memory_usable_bytes
             fills.append(fill)
-            tfill = "-"
-            if a.software.preset == "fsdp2":
-                f = torchtitan_bytes(t["row"].row, a) / a.memory_usable_bytes  # the row's job, the auto plan
-                titan.append(f)
-                tfill = f"{f * 100:.0f} %"
-            lines.append(f"| {t['row'].row.id} | {est.plan.describe()} {est.recompute.value} | "
+            lines.append(f"| {t['row'].row.id} | {a.software.preset} | {est.plan.describe()} {est.recompute.value} | "
                          f"{a.plan.describe()} {a.recompute.value} | {a.mfu / est.mfu:.2f} | "
                          f"{a.memory_bytes_per_gpu / GIB:.1f} GiB | {a.memory_usable_bytes / GIB:.1f} GiB | "
-                         f"{fill * 100:.0f} % | {tfill} |")
+                         f"{fill * 100:.0f} % |")
         fills.sort()
         tight = sum(f > 0.9 for f in fills)
         text = (f"{len(fills)} plans: median fill {statistics.median(fills) * 100:.0f} % of the usable HBM, "
@@ -191,8 +160,7 @@ def render(results: list, table: list[dict]) -> list[str]:
                      f"would exceed it; off like the most under-counted ({_pct(worst_opt)}), {over[1]}. The "
                      f"under-counted runs recompute {' or '.join(modes)}; no published peak measures a plan "
                      "without recomputation.")
-        if titan:
-            text += (f" Of the {len(titan)} fsdp2 plans, {sum(f > 1.0 for f in titan)} would not fit with torchtitan's "
-                     f"memory (median fill {statistics.median(titan) * 100:.0f} %).")
+        titan = [t for t in drops if t["auto"].software.preset == "torchtitan"]
+        text += (f" {len(titan)} of the plans are torchtitan's, searched with its own memory.")
         lines += ["", text]
     return lines

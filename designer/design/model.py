@@ -110,7 +110,7 @@ class Breakdown:
 class SoftwareUsed:
     """The training stack a workload's prediction assumes: its preset and the knobs as run."""
 
-    preset: str  # megatron-core | megatron-lm-2021 | deepspeed | fsdp2
+    preset: str  # megatron-core | megatron-lm-2021 | deepspeed | fsdp2 | torchtitan
     attention: str  # flash | unfused
     sequence_parallel: bool  # as the plan runs it
     tp_comm_overlap: bool

@@ -101,7 +101,8 @@ class Profile:
     ``micro_pipelined_tp``: the stack's ``tp_comm_overlap`` is PyTorch's AsyncTP, a compiler pass
     that decomposes only the collectives adjacent to a single GEMM
     (:func:`designer.perf.overlap.async_tp_exposed_s`); ``False``: every TP collective is pipelined
-    with its GEMM (Megatron-Core userbuffers).
+    with its GEMM (Megatron-Core userbuffers). ``tp_overlap_needs_compile``: the stack runs that
+    overlap only under ``torch.compile`` and refuses it otherwise (torchtitan).
 
     Numerics and memory: ``dropout`` (the recipes of the stack's era keep hidden and attention
     dropout), ``weight_bytes``, ``grad_bytes``, ``optimizer_bytes`` per parameter (before
@@ -163,6 +164,7 @@ class Profile:
     kv_repeat: bool = False  # K and V saved repeated to every query head (memory)
     tp_saves_gathered: bool = False  # the all-gathered column-parallel inputs saved whole (memory)
     tp_loss_bytes: float | None = None  # loss bytes per logit with the vocabulary split over tp
+    tp_overlap_needs_compile: bool = False  # tp_comm_overlap only with the compile knob (AsyncTP's pass)
 
     @property
     def default_attention(self) -> Attention:

@@ -1,7 +1,7 @@
 """Software stacks: a profile with the user's knobs resolved against it.
 
 A :class:`~designer.perf.profile.Profile` is a documented preset (:mod:`designer.perf.stacks`:
-``megatron-core``, ``megatron-lm-2021``, ``deepspeed``, ``fsdp2``): the parallelism features the
+``megatron-core``, ``megatron-lm-2021``, ``deepspeed``, ``fsdp2``, ``torchtitan``): the parallelism features the
 stack has (the plan search uses no other), how it shards and gathers data-parallel state, which
 communication it overlaps with compute, and how much of it can hide. :class:`Software` is a
 profile with the user's knobs (``attention``, ``sequence_parallel``, ``tp_comm_overlap``,
@@ -181,7 +181,13 @@ def resolve(preset: str | None = None, *, attention: str | None = None, sequence
                         "set sequence_parallel to auto or true")
     if compile and prof.fused_elementwise:
         raise PerfError(f"software.compile: {prof.name} already fuses its element-wise kernels; compile "
-                        "applies to stacks that run PyTorch ops eagerly (fsdp2)")
+                        "applies to stacks that run PyTorch ops eagerly (fsdp2, torchtitan)")
+    if overlap_tp and prof.tp_overlap_needs_compile and not compile:
+        # torchtitan/parallelisms/parallelize_llama.py (3faaa1a0d, 9dec370) raises "Async TP requires
+        # --training.compile"; torchtitan/config/configs.py CompileConfig.__post_init__ does today
+        raise PerfError(f"software.tp_comm_overlap: {prof.name}'s AsyncTP is a torch.compile pass and "
+                        f"{prof.name} refuses it without compile (\"Async TP requires --training.compile\", "
+                        "torchtitan/parallelisms/parallelize_llama.py); set software.compile: true")
     dispatcher = moe_dispatcher or "nccl"
     if dispatcher not in ("nccl", "deepep"):
         raise PerfError(f"software.moe_dispatcher must be nccl or deepep, not {moe_dispatcher!r}")

@@ -1,14 +1,14 @@
 """The software stacks the model knows: what each can do and how it communicates, with sources.
 
 One :class:`~designer.perf.profile.Profile` per preset (``megatron-core``, ``megatron-lm-2021``,
-``deepspeed``, ``fsdp2``). Sources, per feature, are in each profile's ``source``, in the comments
+``deepspeed``, ``fsdp2``, ``torchtitan``). Sources, per feature, are in each profile's ``source``, in the comments
 and in docs/model.md ("Software stacks"); the dates of Megatron-LM features are the first commits
 of their command-line flags (NVIDIA/Megatron-LM git history).
 """
 
 from __future__ import annotations
 
-__all__ = ["PROFILES", "PRESET_NAMES", "DEFAULT_PRESET", "TORCHTITAN_MEMORY", "profile"]
+__all__ = ["PROFILES", "PRESET_NAMES", "DEFAULT_PRESET", "profile"]
 
 from dataclasses import replace
 
@@ -274,12 +274,22 @@ _FSDP2 = Profile(
            "torchtitan/distributed (parallelize, pipelining); Zhao et al., PyTorch FSDP, PVLDB 2023",
 )
 
-# torchtitan's own memory, where it differs from what the fsdp2 preset counts for every FSDP2 code
-# base (Meta's Llama 3 stack, llm-foundry and fms-fsdp fit runs that these would not:
-# docs/validation.md, "Peak memory"). Used to explain torchtitan's published peaks, not by any preset.
-TORCHTITAN_MEMORY = replace(
+# torchtitan (pytorch/torchtitan, its benchmarks at 9dec370, Dec. 2024) is FSDP2 as above with its own
+# memory and its own rules: the fsdp2 preset also stands for Meta's Llama 3 stack, llm-foundry and
+# fms-fsdp, whose published runs fit where these counts would not (docs/validation.md, "Peak memory").
+_TORCHTITAN = replace(
     _FSDP2,
-    name="fsdp2 (torchtitan memory)",
+    name="torchtitan",
+    # Under pipeline parallelism torchtitan does not reshard after the forward ("For PP, do not reshard
+    # after forward to avoid per-microbatch all-gathers", parallelize_llama.py) and pipelining's
+    # backward_maybe_with_nosync keeps gradient sync off until the last micro-batch: ZeRO-1's schedule,
+    # the highest with pipeline stages (Meta's Llama 3 FSDP reduce-scatters every backward: ZeRO-2).
+    zero_with_pipeline=1,
+    # AsyncTP is Inductor's micro-pipeline pass: torchtitan refuses it without torch.compile
+    # ("Async TP requires --training.compile", torchtitan/parallelisms/parallelize_llama.py,
+    # parallelize_llama, at 3faaa1a0d and 9dec370; "Async TP requires 'model' in --compile.components
+    # and --compile.enable", torchtitan/config/configs.py CompileConfig.__post_init__ today)
+    tp_overlap_needs_compile=True,
     # The loss peaks in its backward: train.py deletes pred ("need to free to before bwd to avoid
     # peaking memory"), then the saved FP32 log_softmax output 4, the FP32 gradient nll_loss_backward
     # hands on 4 and the FP32 gradient _log_softmax_backward_data returns 4 are held at once
@@ -299,9 +309,13 @@ TORCHTITAN_MEMORY = replace(
     # 4 (14); the backward (_nll_loss_and_log_softmax_backward, after del pred) the saved log-probs
     # 4, grad_input = zeros_like 4, exp(x) or the sum 4 and the product 4: 16.
     tp_loss_bytes=16.0,
+    source="pytorch/torchtitan 9dec370 (benchmarks/llama3_h100_202412_torchtitan.md): train.py, "
+           "torchtitan/parallelisms/parallelize_llama.py (apply_tp, apply_ac, AsyncTP check), "
+           "torchtitan/models/llama/model.py, torchtitan/config_manager.py; as fsdp2 otherwise",
 )
 
-PROFILES: dict[str, Profile] = {p.name: p for p in (_MEGATRON_CORE, _MEGATRON_LM_2021, _DEEPSPEED, _FSDP2)}
+PROFILES: dict[str, Profile] = {p.name: p for p in (_MEGATRON_CORE, _MEGATRON_LM_2021, _DEEPSPEED, _FSDP2,
+                                                    _TORCHTITAN)}
 PRESET_NAMES: tuple[str, ...] = tuple(PROFILES)
 DEFAULT_PRESET = "megatron-core"
 

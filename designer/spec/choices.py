@@ -39,7 +39,7 @@ TOPOLOGIES = ("single_switch", "fat_tree", "rail_optimized", "rail_only")
 
 # What `software.preset` may name: the training stacks of designer/perf/software.py (a test checks
 # that the two lists agree), and the attention kernels `software.attention` may name.
-SOFTWARE_PRESETS = ("megatron-core", "megatron-lm-2021", "deepspeed", "fsdp2")
+SOFTWARE_PRESETS = ("megatron-core", "megatron-lm-2021", "deepspeed", "fsdp2", "torchtitan")
 ATTENTION_KERNELS = ("flash", "unfused")
 
 # What `software.checkpoint_saves` may name: what a selective recomputation keeps, as

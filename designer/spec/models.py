@@ -91,7 +91,7 @@ class SoftwareSpec:
     """The training stack of a workload: a preset and the knobs given (``None``: the preset's
     default). A workload's ``software:`` block overrides the top-level one field by field."""
 
-    preset: str | None = None  # megatron-core | megatron-lm-2021 | deepspeed | fsdp2
+    preset: str | None = None  # megatron-core | megatron-lm-2021 | deepspeed | fsdp2 | torchtitan
     attention: str | None = None  # flash | unfused
     sequence_parallel: bool | None = None  # None: auto
     tp_comm_overlap: bool | None = None

@@ -124,7 +124,7 @@ class _Software(_Strict):
     p2p_overlap: Flag | None = Field(None, description="Pipeline sends and receives posted ahead and overlapped "
                                      "with compute (default: the stack's schedule).")
     dropout: Flag | None = Field(None, description="Hidden and attention dropout (default: the stack's recipes).")
-    compile: Flag | None = Field(None, description="torch.compile fuses element-wise ops (fsdp2; default false).")
+    compile: Flag | None = Field(None, description="torch.compile fuses element-wise ops (fsdp2, torchtitan; default false).")
     moe_dispatcher: Literal["nccl", "deepep"] | None = Field(
         None, description="MoE token dispatch: nccl (NCCL all-to-all, the default) or deepep (DeepEP: each "
         "token crosses the network once per node it is routed to, then NVLink).", examples=["deepep"])

@@ -68,9 +68,11 @@ def softwares(draw, preset: str | None = None) -> Software:
     attention = draw(st.sampled_from(["flash", "unfused"] if prof.flash_attention else ["unfused"]))
     sp = draw(st.sampled_from([None, False, True] if prof.sequence_parallel else [None, False]))
     tpo = prof.tp_comm_overlap and sp is not False and draw(st.booleans())
+    # a stack whose TP overlap is a compiler pass runs it only compiled (torchtitan)
+    compiled = tpo and prof.tp_overlap_needs_compile
     return resolve_software(name, attention=attention, sequence_parallel=sp, tp_comm_overlap=tpo,
                             dp_overlap=draw(st.sampled_from([None, False, True])),
-                            dropout=draw(st.sampled_from([None, False, True])))
+                            dropout=draw(st.sampled_from([None, False, True])), compile=compiled)
 
 
 def recomputes(software: Software) -> list[Recompute]:

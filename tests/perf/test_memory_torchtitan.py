@@ -1,4 +1,4 @@
-"""torchtitan's own activation and loss memory (designer.perf.stacks.TORCHTITAN_MEMORY).
+"""torchtitan's own activation and loss memory (the torchtitan preset, designer/perf/stacks.py).
 
 Closed forms in units of ``s b h / t`` bytes per layer and micro-batch, Llama 3 405B at TP8 with
 sequence parallelism (h 16,384, 128 query heads, 8 KV heads, SwiGLU 53,248): the fsdp2 preset counts
@@ -9,13 +9,11 @@ first-MLP inputs whole (4 t = 32 instead of 4: +28): 63.5.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from designer.perf import Job, ModelArch, Plan, resolve_software
 from designer.perf.memory import layer_activation_bytes, memory_per_gpu
-from designer.perf.stacks import PROFILES, TORCHTITAN_MEMORY
+from designer.perf.stacks import PROFILES
 
 from .factories import LLAMA3_8B
 
@@ -24,9 +22,7 @@ SBH_T = 8192 * 16384 / 8  # s b h / t at micro-batch 1
 
 
 def _job(model, recompute, titan=True, batch=2048):
-    sw = resolve_software("fsdp2")
-    if titan:
-        sw = replace(sw, profile=TORCHTITAN_MEMORY)
+    sw = resolve_software("torchtitan" if titan else "fsdp2")
     return Job(model, global_batch=batch, tokens=1e9, precision="bf16", recompute=recompute, software=sw)
 
 
@@ -65,9 +61,11 @@ def test_loss_peaks_in_its_backward():
         assert delta - layer_delta == pytest.approx(extra * 2 * 8192 * 128256 / tp)
 
 
-def test_no_preset_counts_torchtitans_memory():
+def test_only_the_torchtitan_preset_counts_torchtitans_memory():
     """The fsdp2 preset also stands for Meta's Llama 3 stack and llm-foundry, whose published runs
     fit only without these (docs/validation.md, "Peak memory")."""
-    assert not any(p.kv_repeat or p.tp_saves_gathered for p in PROFILES.values())
-    assert PROFILES["fsdp2"].loss_bytes == 10.0 and TORCHTITAN_MEMORY.loss_bytes == 12.0
-    assert all(p.tp_loss_bytes is None for p in PROFILES.values()) and TORCHTITAN_MEMORY.tp_loss_bytes == 16.0
+    others = [p for name, p in PROFILES.items() if name != "torchtitan"]
+    assert not any(p.kv_repeat or p.tp_saves_gathered or p.tp_loss_bytes is not None for p in others)
+    titan = PROFILES["torchtitan"]
+    assert titan.kv_repeat and titan.tp_saves_gathered
+    assert (PROFILES["fsdp2"].loss_bytes, titan.loss_bytes, titan.tp_loss_bytes) == (10.0, 12.0, 16.0)
