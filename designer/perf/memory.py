@@ -10,7 +10,7 @@ Activations (Korthikanti et al. 2022, sec. 4): per layer and micro-batch, in byt
 ``s b h (34 + 5 a s / h)`` for a GPT without parallelism, of which ``s b h (10 + 24/t + 5 a s /
 (h t))`` remain per GPU with tensor parallelism and ``s b h / t (34 + 5 a s / h)`` with sequence
 parallelism. Selective recomputation (or a fused attention kernel) drops the ``5 a s / h``
-score term; full recomputation keeps only each layer's input, ``2 s b h`` (``/t`` with sequence
+score term (torchtitan's per-op policy keeps only what it saves, :func:`op_sac_layer_bytes`); full recomputation keeps only each layer's input, ``2 s b h`` (``/t`` with sequence
 parallelism), plus one layer being recomputed. The terms are generalised here to
 grouped-query and latent attention, any MLP width, gated MLPs and experts.
 
@@ -23,11 +23,11 @@ largest of them.
 
 from __future__ import annotations
 
-__all__ = ["StageParams", "MemoryBreakdown", "stage_params", "layer_activation_bytes",
+__all__ = ["StageParams", "MemoryBreakdown", "stage_params", "layer_activation_bytes", "op_sac_layer_bytes",
            "memory_per_gpu", "usable_hbm_bytes"]
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from designer.catalog.types import Gpu
 from designer.perf import constants as K
@@ -129,6 +129,46 @@ def stage_params(model: ModelArch, plan: Plan) -> StageParams:
     return max((p for _, _, p in _stages_of(model, plan)), key=lambda p: p.total)
 
 
+def op_sac_layer_bytes(job: Job, plan: Plan) -> float:
+    """Bytes one dense layer keeps for backward under torchtitan's per-op selective checkpointing
+    (``checkpoint_saves: every_other_matmul``), per micro-batch, per GPU.
+
+    The policy saves the outputs of the ops on its save list (``aten.mm``, SDPA, the TP
+    ``reduce_scatter_tensor``) except every second ``aten.mm`` of the block, and the checkpoint keeps
+    the layer's input; everything else is recomputed in the backward (torchtitan 9dec370
+    parallelize_llama.py, ``_save_list`` and ``_custom_policy``: the counter is incremented before the
+    test, so the 2nd, 4th, ... matmul is recomputed). Per token, 16-bit: the input ``h`` (``/ t`` with
+    sequence parallelism); the odd matmul outputs in forward order, ``wq, wk, wv, wo, w1, w3, w2``
+    keeping ``wq, wv, w1, w2`` (plain MLP ``wq, wk, wv, wo, w1, w2``: ``wq, wv, w1``), a column-parallel
+    output split over ``t``, a row-parallel one the full-width partial sum; SDPA's output ``q / t``
+    and its FP32 log-sum-exp (``4 heads / t`` bytes); with sequence parallelism the two reduce-scatter
+    outputs, ``h / t`` each. The Float8 amax ops on the list (``abs``, ``max``) are left out, an
+    estimate: torchtitan's Float8 runs log no more memory than its BF16 ones.
+
+    Examples:
+        >>> from designer.perf import Job, Plan, resolve_software
+        >>> from designer.perf.types import ModelArch
+        >>> llama8b = ModelArch("llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192, gated_mlp=True)
+        >>> job = Job(llama8b, 8, 1e9, recompute="selective", software=resolve_software("torchtitan"))
+        >>> op_sac_layer_bytes(job, Plan(tp=1, pp=1, dp=8, microbatch=1, zero=3)) / 8192
+        63616.0
+    """
+    m = job.model
+    t = plan.tp
+    sb = m.seq_len / plan.cp * plan.microbatch
+    a = K.ACT_BYTES
+    sp = plan.sequence_parallel or t == 1
+    h, q, kv = m.hidden, m.q_dim, m.kv_dim
+    # (output width, row-parallel) of each matmul of the block, in forward order
+    mms = [(q, False), (kv, False), (kv, False), (h, True)]
+    mms += [(m.ffn_size, False), (m.ffn_size, False), (h, True)] if m.gated_mlp else [(m.ffn_size, False), (h, True)]
+    saved_mm = sum(a * w if row else a * w / t for w, row in mms[0::2])
+    per_token = a * h / (t if sp else 1) + saved_mm + a * q / t + 4.0 * m.heads / t
+    if plan.sequence_parallel and t > 1:
+        per_token += 2 * a * h / t  # the reduce-scatter outputs of wo and w2
+    return sb * per_token
+
+
 def layer_activation_bytes(job: Job, plan: Plan, moe_layer: bool = False) -> float:
     """Activation bytes one layer keeps for backward, per micro-batch, per GPU (no recompute).
 
@@ -154,6 +194,10 @@ def layer_activation_bytes(job: Job, plan: Plan, moe_layer: bool = False) -> flo
     replicated = sb * (4 * h + masks + g * h + g * h)
     # the element-wise ops recomputed: torchtitan's per-op policy and LLaMA's (software.checkpoint_saves)
     selective_ops = job.recompute is Recompute.SELECTIVE and job.software.selective_policy != "all_but_attention_core"
+    if (selective_ops and job.software.selective_policy == "every_other_matmul" and m.mla is None
+            and not (moe_layer and m.moe is not None)):
+        # what torchtitan's policy saves (latent attention and routed experts: the count below, an estimate)
+        return op_sac_layer_bytes(job, plan)
     # K and V saved for the attention's backward; a stack that repeats grouped K and V to every
     # query head before the kernel saves the repeated copies (heads x head size each). Selective
     # recomputation of the element-wise ops recomputes the repeat too.
@@ -199,6 +243,12 @@ def memory_per_gpu(job: Job, plan: Plan, microbatches: int) -> MemoryBreakdown:
     logits = loss_bytes * plan.microbatch * m.seq_len / plan.cp * m.vocab / plan.tp * (1 + m.mtp_layers)
     wb, gb, ob = prof.weight_bytes, prof.grad_bytes, prof.optimizer_bytes
     full = job.recompute is Recompute.FULL
+    # torchtitan's per-op policy rebuilds, in one layer's backward, what that layer did not save
+    recomputing = 0.0
+    if job.recompute is Recompute.SELECTIVE and job.software.selective_policy == "every_other_matmul":
+        whole = replace(job, recompute=Recompute.NONE)
+        recomputing = max(0.0, (1.0 - moe_frac) * layer_activation_bytes(whole, plan, False)
+                          + moe_frac * layer_activation_bytes(whole, plan, True) - per_layer)
     best = None
     best_total = -1.0
     stages = _stages_of(m, plan)
@@ -212,7 +262,7 @@ def memory_per_gpu(job: Job, plan: Plan, microbatches: int) -> MemoryBreakdown:
         grads = (shard if z >= 2 else whole) * gb
         optimizer = (shard if z >= 1 else whole) * ob
         held = held_layers(plan.pp, plan.virtual_stages, microbatches, rank, layers, middle, plan.schedule)
-        activations = kept * held + per_layer if full else per_layer * held
+        activations = kept * held + per_layer if full else per_layer * held + recomputing
         if rank == plan.pp - 1:
             activations += logits
         buffers = 2.0 * params.layer * K.WEIGHT_BYTES if z >= 3 else 0.0

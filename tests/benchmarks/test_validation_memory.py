@@ -23,9 +23,9 @@ import validation_runs as runs  # noqa: E402
 # Measured with `python benchmarks/validate.py` (docs/validation.md, "Peak memory against
 # published measurements").
 # Every row is torchtitan's, planned with the torchtitan preset's memory.
-MEDIAN_SIGNED = 0.057
-MEDIAN_ABS = 0.122
-WORST_SIGNED = 0.512
+MEDIAN_SIGNED = -0.089
+MEDIAN_ABS = 0.108
+WORST_SIGNED = 0.262
 
 
 @pytest.fixture(scope="module")
@@ -61,10 +61,12 @@ def test_the_median_and_worst_error_are_the_measured_ones(rows):
 
 def test_every_row_is_planned_with_torchtitans_memory(rows):
     """The torchtitan preset's loss peaks, repeated K/V and gathered TP inputs: the full-recompute
-    rows, which the fsdp2 preset under-counts by 14-33 %, come within 8-26 %."""
+    rows, which the fsdp2 preset under-counts by 14-33 %, come within 8-26 %; with what its per-op
+    policy saves, no 9dec370 row is over-counted (the logged peak is the allocator's reserve)."""
     data, _ = runs.load_rows()
     assert all(row.run["software"]["preset"] == "torchtitan" for row in data if memory.published_gib(row))
     full = [r for r in rows if r.plan.endswith(" full")]
     assert len(full) == 7
     assert min(r.error for r in full) == pytest.approx(-0.257, abs=0.005)
     assert max(r.error for r in full) == pytest.approx(-0.084, abs=0.005)
+    assert all(r.error < 0 for r in rows if "trainy" not in r.id)

@@ -9,7 +9,7 @@ import pytest
 from designer.perf import Cluster, Job, ModelArch, Plan, check_plan, resolve_software
 from designer.perf.memory import layer_activation_bytes, memory_per_gpu, usable_hbm_bytes
 
-from .factories import A100, GPT3, HDR, LLAMA3_8B
+from .factories import A100, GPT3, HDR
 
 GIB = 2**30
 # Korthikanti et al. 2022, Fig. 1, 22B model, tensor parallel 8, micro-batch 4, sequence 2048:
@@ -116,17 +116,6 @@ def test_loss_holds_the_stacks_logit_bytes_on_the_last_stage():
     plan = Plan(tp=8, pp=1, dp=1, microbatch=2, zero=1, sequence_parallel=True)
     logits = 2 * 2048 * GPT3.vocab / 8
     for preset, per_logit in (("megatron-core", 6.0), ("fsdp2", 10.0)):
-        job = Job(GPT3, 64, 1e9, recompute="selective", software=resolve_software(preset))
+        job = Job(GPT3, 64, 1e9, recompute="none", software=resolve_software(preset))
         layers = GPT3.layers * layer_activation_bytes(job, plan)
         assert memory_per_gpu(job, plan, 32).activations - layers == pytest.approx(per_logit * logits)
-
-
-def test_loss_transient_matches_torchtitans_measured_peak():
-    """torchtitan Llama 3.1 8B on 128 H100 (FSDP, eager, selective op checkpointing, local batch
-    2, sequence 8192): 67.0 GiB peak measured (torchtitan benchmarks, the 128-GPU Llama 3.1 8B
-    row). With the 10-byte loss transient (12.6 GB of it) the count lands within 2 %; with only
-    Korthikanti's FP32 copy it would be 12 GB short."""
-    plan = Plan(tp=1, pp=1, dp=128, microbatch=2, zero=3, sequence_parallel=False)
-    job = Job(LLAMA3_8B, 256, 1e9, recompute="selective", software=resolve_software("fsdp2"))
-    mem = memory_per_gpu(job, plan, 1)
-    assert mem.total / GIB == pytest.approx(67.0, rel=0.02)

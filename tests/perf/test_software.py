@@ -109,7 +109,7 @@ def test_linear_outputs_recompute_only_the_element_wise_ops():
     assert share * op.gemm_fwd_s <= op.recompute_s - linear.recompute_s <= share * (op.fwd_s - op.attn_fwd_s)
     assert core.recompute_s == pytest.approx(core.attn_fwd_s)
     assert (op.fwd_s, op.bwd_s) == (linear.fwd_s, linear.bwd_s)
-    assert layer_activation_bytes(job("linear_outputs"), plan) == layer_activation_bytes(job(), plan)
+    assert layer_activation_bytes(job(), plan) < layer_activation_bytes(job("linear_outputs"), plan)
     assert job().software.describe()["checkpoint_saves"] == "every_other_matmul"
 
 
