@@ -55,8 +55,12 @@ BOUND_GAP = 0.01  # relative gap each bounding program is solved to: a bound nee
 # The work :func:`tighten` may start servers within, in plan searches of the performance model, a
 # program counting as PROGRAM_WORK of them (the units of designer.optimize.explain.budget, whose
 # budget it shares); a server begun is finished, so the same spec stops at the same point on any
-# machine. Measured on benchmarks/specs_large.py: 140-200 units and 0.5-1.5 s per server.
-WORK = 800
+# machine. Measured on benchmarks/specs_large.py: 120-180 units and about 1 s per server on a
+# shared 2-core machine (68-129 plan searches and its program); 1,250 bounds all eight servers
+# below the design at 50 and at 100 workloads (1,209 and 1,289 units), where the lowest of them
+# sets the gap: with 800, DGX H100 and HGX H200 (50) or three servers (100) kept their first
+# bounds, far lower.
+WORK = 1250
 PROGRAM_WORK = 50
 
 
