@@ -67,12 +67,17 @@ _NEMO_2504_DSV3 = ("NeMo 25.04's first DeepSeek-V3 recipes (TP2 with the experts
     "slow (optimistic). Restating the recipe moved this row from -71.6 to -68.4 %")
 BEYOND = {
     "torchtitan-llama3.1-8b-8xH100-fsdp1-cp8-seq256k": "256K context over CP8 (torch.compile, Float8, full "
-        "recomputation). torchtitan 9dec370 runs PyTorch's load-balanced ring attention with the K and V all-gather "
-        "(its default rotate method), SDPA restricted to the flash and efficient backends, K and V repeated to all "
-        "32 heads before SDPA, and partial outputs merged in FP32: the exchanges hide behind each step's blocks and "
-        "the merges cost about 4 % at this length by our count of their HBM traffic. The same table's FSDP8 CP1 "
-        "32K row is optimistic by about 15 %, so about 20 points are specific to CP8 at 256K, and no source measures "
-        "them (optimistic)",
+        "recomputation) on PyTorch's load-balanced ring attention (torch.distributed.tensor.experimental._attention, "
+        "torchtitan 9dec370): K and V, repeated to all 32 heads, are all-gathered once (its default rotate method) "
+        "and waited for after the first step, a causal 32K x 32K block; every later step is a 32K x 16K or 16K x 32K "
+        "block without mask, the same work with no masked waste, on the flash backend. The all-gather (7 x 537 MB, "
+        "about 10 ms over NVLink) hides behind that first step (28 ms of FlashAttention-2), the backward's second "
+        "all-gather likewise, and its FP32 key and value gradients (1.07 GB a step, 3 ms) behind each 70 ms step. "
+        "The FP32 merges and gradient sums, one op at a time, are modelled (2.6 s of the step, over the repeated K "
+        "and V: -36.8 -> -32.5 %). Each GPU runs the same 32K tokens as the table's FSDP8 CP1 32K row, so the two differ only in "
+        "attention: that row is 15 % optimistic, and this one's attention runs 1.26-1.37x slower per FLOP than "
+        "that row's (its other work at the model's time or at that row's error), of which the merges are 1.07x. "
+        "No source measures the rest (optimistic)",
     "llama3-405b-8192gpu-seq8192": "the source's interleaved schedule does not fit the model's memory. Its "
         "schedule (sec. 3.3.2, Fig. 6: rounds of N micro-batches per chunk, N tunable between depth-first N = p and "
         "breadth-first N = M) is PyTorch's ScheduleFlexibleInterleaved1F1B, whose docstring example is Fig. 6's "
@@ -334,6 +339,11 @@ Notes:
   model on the same 512 GPUs stay within 11.0-14.6 s at every depth and micro-batch and the six
   TP2 runs span 12.3-18.1 s (the arithmetic is under "Runs beyond 25 % and why"). It is scored
   like every other run.
+* The fsdp2 preset's context parallelism is PyTorch's ring attention, FP32 merges included (NeMo
+  AutoModel's runs it too, with the all-gather rotate method). Llama 3's 131K row runs Meta's own,
+  which all-gathers the keys and values and then computes the local query chunk's attention
+  (sec. 3.3.2), without merges; it is scored with the preset's (-10.8 % without the merges,
+  -6.1 % with them).
 * GB200 NVL72 rows run on 64 of each rack's 72 GPUs, as the NVIDIA tables size them (64, 128,
   256, 512 GPUs): their specs pin `system.gpus_per_domain_used: 64`. Where a recipe's layout
   does not fit in HBM without recomputation, the model offloads activations to Grace memory as

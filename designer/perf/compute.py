@@ -9,6 +9,9 @@
   backward 2.5x forward; FlashAttention-2-class kernels run at a lower rate on Hopper and later
   than kernels written for them) or, unfused, as batched GEMMs plus a memory-bound softmax/dropout
   path over the score matrix.
+* Context parallelism on a stack whose ring attention merges in FP32 op by op
+  (``Profile.ring_merge_fp32``) adds the HBM traffic of those merges and gradient sums to the
+  attention core (:func:`ring_attention_bytes`).
 * Element-wise kernels (layer norms, bias-dropout-add, GeLU/SwiGLU) are memory-bound; their
   traffic is counted per token and width. Their share falls as the hidden size grows, which is
   the known "small hidden size, lower efficiency" effect.
@@ -23,7 +26,7 @@ ops between the saved matmul outputs and every second matmul of the block
 from __future__ import annotations
 
 __all__ = ["LayerTimes", "peak_rate", "gemm_rate", "gemm_forward_s", "layer_times", "logit_times",
-           "optimizer_step_s", "op_sac_gemm_share"]
+           "optimizer_step_s", "op_sac_gemm_share", "ring_attention_bytes"]
 
 import math
 from dataclasses import dataclass
@@ -191,6 +194,43 @@ def op_sac_gemm_share(m, moe_layer: bool = False) -> float:
     return sum(mms[1::2]) / total if total > 0 else 0.0
 
 
+def ring_attention_bytes(job: Job, plan: Plan) -> tuple[float, float]:
+    """(forward, backward) HBM bytes of one layer's ring-attention bookkeeping for one micro-batch
+    on one GPU: PyTorch's context parallelism as torch.distributed.tensor.experimental._attention
+    (2024-12) runs it, load-balanced, with ``convert_to_f32``, one op per line. 0 without cp.
+
+    With ``n = cp``, ``O`` the elements of the GPU's attention output (tokens x query width / tp)
+    and ``KV`` those of its keys and values (repeated to every query head where the stack repeats
+    them before the kernel, ``Profile.kv_repeat``), bytes read plus written:
+
+    * forward, ``O (38 (n - 1) + 12) + 4 n KV``: each step's output cast to FP32 (read 2, write
+      4) and merged with ``out - sigmoid(lse_i - lse) (out - out_i)`` (three FP32 ops, 32), the
+      first cast and the final cast back (6 each); K and V copied contiguous and concatenated for
+      the exchange at every step but the last (4 each). The rank whose every step uses its whole
+      query (the last) is the slowest; a step on half the query (27) merges less.
+    * backward, the larger of the ends ``r = n - 1`` and ``r = 0``:
+      ``O (10 n + 10) + KV (25 n + 7)`` and ``O (13 n + 7) + KV (22 n + 10)``: FP32 zeroed
+      accumulators (4), each step's BF16 block gradients added in FP32 (10), a half-size step's
+      ``_partial_update`` adding into one chunk and concatenating the whole again (13), the FP32
+      key and value gradients concatenated for their send at every step (8), K and V copied and
+      concatenated as in the forward (4 each), the sums cast back to BF16 (6).
+
+    At 256K tokens over cp = 8 (Llama 3.1 8B, 32K tokens a GPU) the forward moves 39.5 GB a layer,
+    6 % of its attention core's time on an H100 with FlashAttention-2 (tests/perf/test_compute.py).
+    """
+    n = plan.cp
+    if n <= 1 or not job.software.profile.ring_merge_fp32:
+        return 0.0, 0.0
+    m = job.model
+    tokens = plan.microbatch * m.seq_len / n
+    o = tokens * m.q_dim / plan.tp
+    width = m.q_dim + m.v_dim if job.software.profile.kv_repeat and m.mla is None else 2 * m.kv_dim
+    kv = tokens * width / plan.tp
+    fwd = o * (38 * (n - 1) + 12) + 4 * n * kv
+    bwd = max(o * (10 * n + 10) + kv * (25 * n + 7), o * (13 * n + 7) + kv * (22 * n + 10))
+    return fwd, bwd
+
+
 def layer_times(job: Job, plan: Plan, gpu: Gpu, moe_layer: bool = False) -> LayerTimes:
     """Forward, backward and recompute seconds of one layer for one micro-batch on one GPU.
 
@@ -224,6 +264,9 @@ def layer_times(job: Job, plan: Plan, gpu: Gpu, moe_layer: bool = False) -> Laye
         bwd_b = K.SCORE_BYTES_BWD if job.dropout else K.SCORE_BYTES_BWD_NO_DROPOUT
         attn_f = attn_flops / rate16 + scores * fwd_b / hbm
         attn_b = 2.0 * attn_flops / rate16 + scores * bwd_b / hbm
+    merge_f, merge_b = ring_attention_bytes(job, plan)
+    attn_f += merge_f / hbm
+    attn_b += merge_b / hbm
 
     if moe_layer and m.moe is not None:
         f_width = m.expert_size * (m.moe.top_k + m.moe.shared_experts)

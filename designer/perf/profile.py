@@ -115,6 +115,9 @@ class Profile:
     gradient (instead of the sequence shard, gathered again in backward). ``tp_loss_bytes``: the
     loss's bytes per logit when tensor parallelism splits the vocabulary, if its vocab-parallel
     loss holds other temporaries (``None``: ``loss_bytes``).
+    ``ring_merge_fp32``: the stack's ring attention merges each step's partial output and
+    accumulates the query, key and value gradients in FP32, one PyTorch op at a time
+    (:func:`designer.perf.compute.ring_attention_bytes`).
     ``activation_offload``: the stack can keep whole layers' activations in host memory
     (:mod:`designer.perf.offload`). ``expert_folding``: the stack can give the experts a
     tensor-parallel size of their own (``Plan.etp``), which the plan search then tries.
@@ -165,6 +168,7 @@ class Profile:
     tp_saves_gathered: bool = False  # the all-gathered column-parallel inputs saved whole (memory)
     tp_loss_bytes: float | None = None  # loss bytes per logit with the vocabulary split over tp
     tp_overlap_needs_compile: bool = False  # tp_comm_overlap only with the compile knob (AsyncTP's pass)
+    ring_merge_fp32: bool = False  # ring attention's FP32 merges and gradient sums, op by op (time)
 
     @property
     def default_attention(self) -> Attention:

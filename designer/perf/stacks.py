@@ -249,6 +249,10 @@ _FSDP2 = Profile(
     # both sides have posted: the transfer is waited for
     p2p_overlap=False,
     cp_overlap=True,
+    # torch.distributed.tensor.experimental's ring attention upcasts each step's output and the
+    # gradient accumulators to FP32 (_ContextParallelOptions.convert_to_f32 = True) and merges them
+    # with separate element-wise ops (_SDPAMerger, _templated_ring_attention_backward)
+    ring_merge_fp32=True,
     # F.scaled_dot_product_attention's flash backend is FlashAttention-2 (PyTorch 2.2+); the
     # cuDNN backend is not the default
     hopper_attention=False,

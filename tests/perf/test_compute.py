@@ -45,6 +45,8 @@ def test_split_work_adds_up_to_the_same_micro_batch(case, moe_layer):
     that divides twice, or not at all, breaks the equality)."""
     job, a, b = case
     gpu = H100
+    # the ring attention's merges grow with cp (tested on their own below)
+    job = replace(job, software=replace(job.software, profile=replace(job.software.profile, ring_merge_fp32=False)))
 
     def per_sequence(plan, t):
         return t * plan.tp * plan.cp / plan.microbatch
@@ -122,3 +124,56 @@ def test_forward_gemms_are_near_gemm_times_measured_by_shape(gpu, tp):
     assert modelled == pytest.approx(measured, rel=0.12)
     math_only = gemm_flops_per_token(llama2_70b) * 4096 / tp / gemm_rate(device, Precision.BF16)
     assert math_only * K.SUSTAINED_FRACTION < 0.96 * measured
+
+
+# Llama 3.1 8B at 256K tokens over CP8 (torchtitan's benchmark table, FSDP 1 CP 8): 32K tokens a GPU,
+# an output of 32,768 x 4,096 elements, keys and values of 32,768 x 2 x 1,024 (or x 2 x 4,096 repeated).
+_O, _KV = 32768 * 4096, 32768 * 2 * 1024
+
+
+def _long_job(software):
+    from designer.perf.types import ModelArch
+
+    llama31_8b = ModelArch("llama3.1-8b", 32, 4096, 32, 8, 14336, 128256, 262144, gated_mlp=True)
+    return Job(llama31_8b, 1, 1e9, recompute="full", software=software)
+
+
+def test_ring_attention_bookkeeping_is_its_ops_traffic():
+    """PyTorch's load-balanced ring attention (torch.distributed.tensor.experimental._attention):
+    forward O (38 (n - 1) + 12) + 4 n KV bytes on the rank with every step whole, backward the larger
+    of O (10 n + 10) + KV (25 n + 7) and O (13 n + 7) + KV (22 n + 10); none without cp or on a stack
+    whose context parallelism is not PyTorch's."""
+    from designer.perf.compute import ring_attention_bytes
+
+    fsdp = resolve_software("fsdp2")
+    plan = Plan(tp=1, pp=1, dp=1, cp=8)
+    fwd, bwd = ring_attention_bytes(_long_job(fsdp), plan)
+    assert fwd == 278 * _O + 32 * _KV == 39_460_012_032
+    assert bwd == max(90 * _O + 207 * _KV, 111 * _O + 186 * _KV) == 111 * _O + 186 * _KV
+    # repeat_kv (torchtitan) sends and sums 32 heads of K and V instead of 8
+    rep = replace(fsdp, profile=replace(fsdp.profile, kv_repeat=True))
+    assert ring_attention_bytes(_long_job(rep), plan)[0] == 278 * _O + 32 * 4 * _KV
+    # tp splits the heads
+    assert ring_attention_bytes(_long_job(fsdp), replace(plan, tp=2)) == pytest.approx((fwd / 2, bwd / 2))
+    assert ring_attention_bytes(_long_job(fsdp), replace(plan, cp=1)) == (0.0, 0.0)
+    assert ring_attention_bytes(_long_job(resolve_software("megatron-core")), plan) == (0.0, 0.0)
+
+
+def test_ring_attention_bookkeeping_adds_6_percent_to_the_attention_core_at_256k_over_cp8():
+    """The merges run at the HBM rate after each step's kernel: at 256K over CP8 on an H100 they add
+    39.5 GB / (3.35 TB/s x 0.9 x 0.926) = 14.1 ms to a forward core of 7.0e13 causal FLOPs at the
+    FlashAttention-2 rate on Hopper (794.5 x 0.43 x 0.926 TFLOP/s), 0.223 s: 6.3 %."""
+    from designer.perf import constants as K
+
+    fsdp = resolve_software("fsdp2")
+    plan = Plan(tp=1, pp=1, dp=1, cp=8)
+    job = _long_job(fsdp)
+    with_merges = layer_times(job, plan, H100)
+    without = layer_times(replace(job, software=replace(fsdp, profile=replace(fsdp.profile, ring_merge_fp32=False))),
+                          plan, H100)
+    hbm = H100.hbm_Bps * K.HBM_EFFICIENCY * K.SUSTAINED_FRACTION
+    assert with_merges.attn_fwd_s - without.attn_fwd_s == pytest.approx(39_460_012_032 / hbm, rel=1e-12)
+    assert with_merges.bwd_s - without.bwd_s == pytest.approx((111 * _O + 186 * _KV) / hbm, rel=1e-12)
+    core = 0.5 * 4 * 32768 * 262144 * 4096 / (794.5e12 * K.FA2_ON_HOPPER_RELATIVE * K.SUSTAINED_FRACTION)
+    assert without.attn_fwd_s == pytest.approx(core, rel=1e-12)
+    assert (with_merges.attn_fwd_s - without.attn_fwd_s) / core == pytest.approx(0.0633, abs=5e-4)
