@@ -63,8 +63,10 @@ _NEMO_2504_DSV3 = ("NeMo 25.04's first DeepSeek-V3 recipes (TP2 with the experts
     "convention enters. The script's MegatronTokenDropCallback sets capacity factor 1.0 padded to capacity on the "
     "all-to-all dispatcher (balanced experts by construction, no host sync for the splits), with fused permutation, "
     "unfused RoPE, no CUDA graphs and synthetic data; even with unfused attention on GB200 the 128-GPU row stays at "
-    "-55 %. What else slows these first recipes the sources do not state, and the model has no mechanism that "
-    "slow (optimistic). Restating the recipe moved this row from -71.6 to -68.4 %")
+    "-55 %. Their BF16 layers issue too few host ops to be host-bound (designer.perf.host: no quantisation "
+    "kernels); reaching these rows would take about 100 us per host op, 3.6 times the calibrated 28 us. What else "
+    "slows these first recipes the sources do not state, and the model has no mechanism that slow (optimistic). "
+    "Restating the recipe moved this row from -71.6 to -68.4 %")
 BEYOND = {
     "torchtitan-llama3.1-8b-8xH100-fsdp1-cp8-seq256k": "256K context over CP8 (torch.compile, Float8, full "
         "recomputation) on PyTorch's load-balanced ring attention (torch.distributed.tensor.experimental._attention, "
@@ -91,13 +93,6 @@ BEYOND = {
         "(180 and 154). The run kept less than 3.6 GB of the 85.9 GB in reserve, or kept less of a layer than the "
         "model counts; the source states neither. So plain 1F1B is scored (bubble 15/32); the v = 8 plan, where it "
         "fits, scores +6.4 %",
-    "mbridge-25.11-dgxb200-DeepSeekV3-MTP-256gpu-fp8mx": "scored with its MTP layer and second output head on "
-        "the last stage in the release's layout (4 | 14 x 4 | 1 + MTP + loss): -38.8 -> -37.5 %. The same "
-        "release's GB200 rows (EP32-64, interleaved) reach 1.5-1.9x its tokens per second per GPU and are "
-        "predicted within 18 %. Their configs (Megatron-Bridge v0.2.0 workload_base_configs.py) add HybridEP and "
-        "Transformer Engine CUDA graphs, where DEEPSEEK_V3_B200_BASE_CONFIG runs the plain all-to-all dispatcher "
-        "without CUDA graphs and recomputes mla_up_proj. What slows PP16 EP8 on DGX B200 this much the source "
-        "does not say, and the model has no mechanism for it (optimistic)",
     "vtrain-gt-39.1B-tp2-dp16-pp16-mbs2": "the source's TP2 runs contradict its other runs of the same model on the "
         "same 512 GPUs. Every layout does the same work per GPU (1,536 sequences of the 39.1B model over 512 GPUs), so "
         "the iteration time over the 1F1B bubble, T m / (m + p - 1) with m = 1,536 / (dp x mbs), should not depend "

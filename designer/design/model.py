@@ -119,10 +119,11 @@ class SoftwareUsed:
     p2p_overlap: bool = False  # pipeline sends overlapped with compute, as the schedule runs them
     dropout: bool = False  # dropout layers in the model (their masks are kept for backward)
     compile: bool = False  # torch.compile fuses element-wise work
-    moe_dispatcher: str = "nccl"  # nccl | deepep: how MoE tokens are dispatched
+    moe_dispatcher: str = "nccl"  # nccl | deepep | hybridep: how MoE tokens are dispatched
     in_network_reduction: bool = False  # NCCL CollNet / SHARP reductions in the switches
     # what a selective recomputation keeps (designer.perf.software.CHECKPOINT_SAVES); None in older files
     checkpoint_saves: str | None = None
+    cuda_graphs: str = "none"  # none | partial | full (designer.perf.software.CUDA_GRAPHS); none in older files
 
 
 @dataclass(frozen=True, slots=True)

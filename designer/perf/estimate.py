@@ -19,7 +19,8 @@ from designer.spec import units
 @dataclass(frozen=True, slots=True)
 class Breakdown:
     """Seconds per step. ``*_comm_s`` are total communication times, hidden or not;
-    ``exposed_comm_s`` is the part that adds to the step."""
+    ``exposed_comm_s`` is the part that adds to the step. ``host_s``: the GPU waiting for its host
+    to issue kernels outside the bubble (:mod:`designer.perf.host`)."""
 
     compute_s: float
     tp_comm_s: float
@@ -31,6 +32,7 @@ class Breakdown:
     exposed_comm_s: float
     optimizer_s: float
     checkpoint_s: float
+    host_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +118,7 @@ class StepEstimate:
                 "exposed_comm_s": b.exposed_comm_s,
                 "optimizer_s": b.optimizer_s,
                 "checkpoint_s": b.checkpoint_s,
+                "host_s": b.host_s,
             },
         })
         return out

@@ -141,7 +141,7 @@ def mp_terms(job: Job, plan: Plan, links: netm.Links, layer: LayerTimes, compute
         k, how = m.moe.top_k, sw.moe_dispatcher
         a2a = _dispatch_s if memo is None else _memo_dispatch
         a2a_dispatch = a2a(memo, dispatch, group, links, k, how, m)
-        a2a_combine = a2a(memo, combine, group, links, k, how, m)
+        a2a_combine = a2a(memo, combine, group, links, k, how, m, True)
         per_layer = a2a_dispatch + 3.0 * a2a_combine
         if full:
             per_layer += a2a_dispatch + a2a_combine
@@ -232,17 +232,18 @@ def _tp_cp_layer(job: Job, plan: Plan, links: netm.Links, gemm_win: float, attn_
 
 
 def _dispatch_s(memo: dict | None, n: float, group: netm.Group, links: netm.Links, k: int, how: str,
-                m: ModelArch) -> float:
+                m: ModelArch, combine: bool = False) -> float:
     # node-limited routing (the model's groups) is part of the model, not of the key
     assert m.moe is not None
-    return netm.dispatch_all_to_all_s(n, group, links, k, how, groups=m.moe.groups, group_top_k=m.moe.group_top_k)
+    return netm.dispatch_all_to_all_s(n, group, links, k, how, groups=m.moe.groups, group_top_k=m.moe.group_top_k,
+                                      combine=combine)
 
 
 def _memo_dispatch(memo: dict, n: float, group: netm.Group, links: netm.Links, k: int, how: str,
-                   m: ModelArch) -> float:
+                   m: ModelArch, combine: bool = False) -> float:
     assert m.moe is not None
-    key = (netm.dispatch_all_to_all_s, n, group, k, how, m.moe.groups, m.moe.group_top_k)
+    key = (netm.dispatch_all_to_all_s, n, group, k, how, m.moe.groups, m.moe.group_top_k, combine)
     out = memo.get(key)
     if out is None:
-        out = memo[key] = _dispatch_s(None, n, group, links, k, how, m)
+        out = memo[key] = _dispatch_s(None, n, group, links, k, how, m, combine)
     return out

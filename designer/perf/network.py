@@ -324,11 +324,23 @@ def remote_nodes_per_token(nodes: int, top_k: int, groups: int = 1, group_top_k:
     return (nodes - 1) * (1.0 - (1.0 - 1.0 / nodes) ** top_k)
 
 
+# DeepEP across a multi-node NVLink domain (GB200 NVL72, EP32, the community PR that extends it past 8
+# GPUs): "the dispatch can only reach about 400 GB/s and the combine can only reach about 190 GB/s
+# algorithm bandwidth with 24 SMs" (Megatron-LM docs/discussions/deepseek-v3-gb200-optimization,
+# commit 79e8592, sec. 2.2.1; measured). HybridEP "can fully release the performance potential of the
+# NVL72 architecture" (sec. 2.5) and runs at the domain's own rate.
+DEEPEP_MNNVL_DISPATCH_Bps = 400e9
+DEEPEP_MNNVL_COMBINE_Bps = 190e9
+_DEEPEP_NVLINK_GPUS = 8  # DeepEP's own NVLink path covers domains of up to 8 GPUs
+
+
 def dispatch_all_to_all_s(n: float, group: Group, links: Links, top_k: int, dispatcher: str, *,
-                          groups: int = 1, group_top_k: int | None = None) -> float:
+                          groups: int = 1, group_top_k: int | None = None, combine: bool = False) -> float:
     """One MoE dispatch or combine: each rank sends ``n`` bytes, ``top_k`` routed copies of its tokens.
 
-    ``nccl``: :func:`all_to_all_s`, every copy for an off-node expert on the wire. ``deepep``
+    ``nccl``: :func:`all_to_all_s`, every copy for an off-node expert on the wire. ``deepep`` (and
+    ``hybridep``, HybridEP, which also "ensured that there is no redundant communication during data
+    distribution": Megatron-LM docs/discussions/deepseek-v3-gb200-optimization, sec. 2.5)
     (DeepEP normal kernels, DeepSeek-V3 report sec. 3.2.2 and deepseek-ai/DeepEP): a token goes
     over the network once per other node holding one of its experts, to the GPU of the same rail,
     which forwards it over NVLink, the two stages pipelined; so the NIC carries ``n / top_k x``
@@ -336,9 +348,16 @@ def dispatch_all_to_all_s(n: float, group: Group, links: Links, top_k: int, disp
     the forwarded copies. Inside one node both are the same all-to-all. ``groups`` and
     ``group_top_k``: the model's group-limited routing (:func:`remote_nodes_per_token`), which
     only DeepEP's once-per-node copies gain from: NCCL's all-to-all still carries every copy, and
-    the share of a token's experts off its node stays ``(p - g) / p``.
+    the share of a token's experts off its node stays ``(p - g) / p``. DeepEP inside a scale-up
+    domain of more than 8 GPUs runs at no more than its measured algorithm bandwidth there,
+    :data:`DEEPEP_MNNVL_DISPATCH_Bps` for a dispatch and :data:`DEEPEP_MNNVL_COMBINE_Bps` for a
+    ``combine``: ``max(t, n / rate)``.
     """
-    if dispatcher != "deepep" or group.nodes <= 1 or group.size <= 1 or n <= 0.0:
+    if dispatcher == "deepep" and group.per_node > _DEEPEP_NVLINK_GPUS and group.size > 1 and n > 0.0:
+        rate = DEEPEP_MNNVL_COMBINE_Bps if combine else DEEPEP_MNNVL_DISPATCH_Bps
+        return max(dispatch_all_to_all_s(n, group, links, top_k, "hybridep", groups=groups, group_top_k=group_top_k),
+                   n / rate)
+    if dispatcher not in ("deepep", "hybridep") or group.nodes <= 1 or group.size <= 1 or n <= 0.0:
         return all_to_all_s(n, group, links)
     p, g = group.size, group.per_node
     su = links.su_Bps(g)

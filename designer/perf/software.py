@@ -6,7 +6,7 @@ stack has (the plan search uses no other), how it shards and gathers data-parall
 communication it overlaps with compute, and how much of it can hide. :class:`Software` is a
 profile with the user's knobs (``attention``, ``sequence_parallel``, ``tp_comm_overlap``,
 ``dp_overlap``, ``p2p_overlap``, ``dropout``, ``compile``, ``moe_dispatcher``,
-``in_network_reduction``, ``checkpoint_saves``) resolved against it; a knob the stack cannot honour is a
+``in_network_reduction``, ``checkpoint_saves``, ``cuda_graphs``) resolved against it; a knob the stack cannot honour is a
 :class:`~designer.errors.PerfError` naming the knob.
 """
 
@@ -21,6 +21,8 @@ __all__ = [
     "PROFILES",
     "PRESET_NAMES",
     "CHECKPOINT_SAVES",
+    "CUDA_GRAPHS",
+    "MOE_DISPATCHERS",
     "DEFAULT_PRESET",
     "resolve",
     "profile",
@@ -46,6 +48,20 @@ _MEGATRON_CORE = PROFILES[DEFAULT_PRESET]
 #   as the outputs of linear layers", with a hand-written backward of the transformer layers).
 CHECKPOINT_SAVES = ("all_but_attention_core", "every_other_matmul", "linear_outputs")
 
+# How MoE tokens reach their experts (designer.perf.network.dispatch_all_to_all_s): NCCL all-to-all,
+# DeepEP, or HybridEP (NVIDIA's DeepEP-like library for NVL72 and InfiniBand, deepseek-ai/DeepEP
+# branch hybrid-ep; Megatron-Core --moe-token-dispatcher-type flex --moe-flex-dispatcher-backend).
+MOE_DISPATCHERS = ("nccl", "deepep", "hybridep")
+
+# CUDA graphs (designer.perf.host): none; partial, Transformer Engine's capture of the static parts of
+# each layer (Megatron-Core --cuda-graph-impl transformer_engine --cuda-graph-scope attn moe_router
+# moe_preprocess); full, every op of a layer (--cuda-graph-impl local). Every preset defaults to none:
+# Megatron-Core's --cuda-graph-impl defaults to none (megatron/training/arguments.py), graphs being an
+# opt-in that needs static shapes and its own memory pool (Megatron-LM docs/discussions/
+# deepseek-v3-gb200-optimization, sec. 2.3); torchtitan, DeepSpeed and Megatron-LM 2021 capture none.
+CUDA_GRAPHS = ("none", "partial", "full")
+_GRAPH_STACKS = ("megatron-core",)  # the presets that can capture graphs (the others: none only)
+
 
 @dataclass(frozen=True, slots=True)
 class Software:
@@ -67,7 +83,9 @@ class Software:
     unless the stack says so. NVLink SHARP inside a node (NVLS) is on by default and not governed
     by this knob (``NCCL_NVLS_ENABLE``, default 1).
     ``checkpoint_saves``: what a selective recomputation keeps (:data:`CHECKPOINT_SAVES`; ``None``: the
-    profile's policy, :attr:`selective_policy`).
+    profile's policy, :attr:`selective_policy`). ``cuda_graphs``: which launches CUDA graphs replace
+    (:data:`CUDA_GRAPHS`; :mod:`designer.perf.host`). ``moe_dispatcher`` may also be ``hybridep``
+    (HybridEP: DeepEP's traffic, :data:`MOE_DISPATCHERS`).
     """
 
     profile: Profile = _MEGATRON_CORE
@@ -78,9 +96,10 @@ class Software:
     dropout: bool | None = None
     compile: bool = False
     p2p_overlap: bool | None = None
-    moe_dispatcher: str = "nccl"  # nccl | deepep (designer.perf.network.dispatch_all_to_all_s)
+    moe_dispatcher: str = "nccl"  # nccl | deepep | hybridep (designer.perf.network.dispatch_all_to_all_s)
     in_network_reduction: bool = False  # NCCL CollNet / SHARP enabled (designer.perf.network.links_for)
     checkpoint_saves: str | None = None  # one of CHECKPOINT_SAVES; None: the profile's policy
+    cuda_graphs: str = "none"  # one of CUDA_GRAPHS (designer.perf.host)
 
     @property
     def eager(self) -> bool:
@@ -143,6 +162,7 @@ class Software:
             "moe_dispatcher": self.moe_dispatcher,
             "in_network_reduction": self.in_network_reduction,
             "checkpoint_saves": self.selective_policy,
+            "cuda_graphs": self.cuda_graphs,
         }
 
 
@@ -150,7 +170,8 @@ def resolve(preset: str | None = None, *, attention: str | None = None, sequence
             tp_comm_overlap: bool | None = None, dp_overlap: bool | None = None,
             dropout: bool | None = None, compile: bool | None = None,
             p2p_overlap: bool | None = None, moe_dispatcher: str | None = None,
-            in_network_reduction: bool | None = None, checkpoint_saves: str | None = None) -> Software:
+            in_network_reduction: bool | None = None, checkpoint_saves: str | None = None,
+            cuda_graphs: str | None = None) -> Software:
     """A :class:`Software` from a preset name and the knobs given (``None``: the preset's default).
 
     Raises:
@@ -189,9 +210,10 @@ def resolve(preset: str | None = None, *, attention: str | None = None, sequence
                         f"{prof.name} refuses it without compile (\"Async TP requires --training.compile\", "
                         "torchtitan/parallelisms/parallelize_llama.py); set software.compile: true")
     dispatcher = moe_dispatcher or "nccl"
-    if dispatcher not in ("nccl", "deepep"):
-        raise PerfError(f"software.moe_dispatcher must be nccl or deepep, not {moe_dispatcher!r}")
-    if dispatcher == "deepep" and not prof.expert_parallel:
+    if dispatcher not in MOE_DISPATCHERS:
+        raise PerfError(f"software.moe_dispatcher must be one of {', '.join(MOE_DISPATCHERS)}, "
+                        f"not {moe_dispatcher!r}")
+    if dispatcher != "nccl" and not prof.expert_parallel:
         raise PerfError(f"software.moe_dispatcher: {prof.name} has no expert parallelism; leave it out")
     if checkpoint_saves is not None:
         if checkpoint_saves not in CHECKPOINT_SAVES:
@@ -203,5 +225,11 @@ def resolve(preset: str | None = None, *, attention: str | None = None, sequence
         if checkpoint_saves == "every_other_matmul" and not prof.selective_ops:
             raise PerfError(f"software.checkpoint_saves: every_other_matmul is torchtitan's per-op policy; "
                             f"{prof.name} recomputes the attention core (all_but_attention_core)")
+    graphs = cuda_graphs or "none"
+    if graphs not in CUDA_GRAPHS:
+        raise PerfError(f"software.cuda_graphs must be one of {', '.join(CUDA_GRAPHS)}, not {cuda_graphs!r}")
+    if graphs != "none" and prof.name not in _GRAPH_STACKS:
+        raise PerfError(f"software.cuda_graphs: {prof.name} captures no CUDA graphs (Megatron-Core's "
+                        "--cuda-graph-impl does); use none")
     return Software(prof, att, sequence_parallel, overlap_tp, dp_overlap, dropout, bool(compile), p2p_overlap,
-                    dispatcher, bool(in_network_reduction), checkpoint_saves)
+                    dispatcher, bool(in_network_reduction), checkpoint_saves, graphs)

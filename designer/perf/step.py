@@ -28,7 +28,11 @@ Model:
   micro-batch (ZeRO 2-3), overlapped with that micro-batch's compute.
 * Adam step (memory-bound) and the amortised checkpoint stall are added at the end.
 
-``step = compute + bubble + exposed communication + optimizer + checkpoint`` exactly, and
+* The host (:mod:`designer.perf.host`): where the CPU issues a micro-batch's kernels more slowly
+  than the GPU runs them (segments between device-host syncs), the GPU waits; CUDA graphs
+  replace the captured launches. Added per micro-batch, in the bubble's micro-batch times too.
+
+``step = compute + bubble + exposed communication + host + optimizer + checkpoint`` exactly, and
 utilization = compute / step.
 
 Throughput figures all derive from the step time and the plan-independent model FLOPs of a
@@ -59,6 +63,7 @@ from designer.perf.compute import LayerTimes, layer_times, logit_times, optimize
 from designer.perf.dataparallel import dp_terms
 from designer.perf.estimate import Breakdown, StepEstimate
 from designer.perf.flops import causal_model_flops_per_token, model_flops_per_token
+from designer.perf.host import host_stall_mb_s
 from designer.perf.memory import memory_per_gpu, stage_params, usable_hbm_bytes
 from designer.perf.modelparallel import MpTerms, StepMemo, mp_terms
 from designer.perf.offload import NO_OFFLOAD, offload_exposed_s, offload_for
@@ -129,6 +134,7 @@ class Timing:
     optimizer_s: float
     checkpoint_s: float
     offload_mb_s: float = 0.0  # exposed activation-offload copies per micro-batch (designer.perf.offload)
+    host_mb_s: float = 0.0  # the GPU waiting for its host per micro-batch (designer.perf.host)
 
 
 def evaluate(job: Job, plan: Plan, cluster: Cluster, links: netm.Links,
@@ -169,6 +175,7 @@ def estimate_from(job: Job, plan: Plan, cluster: Cluster, t: Timing) -> StepEsti
         exposed_comm_s=micro * t.exposed_mb_s + t.dp_step_exposed_s,
         optimizer_s=t.optimizer_s,
         checkpoint_s=t.checkpoint_s,
+        host_s=micro * t.host_mb_s,
     )
     return StepEstimate(
         plan=plan,
@@ -389,10 +396,13 @@ def finish_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links, st:
     off = _offload(job, plan, micro, gpu)
     offload_mb = offload_exposed_s(off, gpu, win_fwd, win_bwd) if off.layers else 0.0
 
+    # -- the host issuing the kernels (designer.perf.host) -------------------------------------
+    host_mb = host_stall_mb_s(job, plan, gpu, st.layer, layers_stage, mp.ep_mb_s)
+
     # -- pipeline schedule -------------------------------------------------------------------
     pp_exposed_mb = mp.pp_exposed_mb_s
     exposed_mb = mp.sync_exposed_mb_s + pp_exposed_mb + dp_mb_exposed + offload_mb
-    t_mb = compute_mb + exposed_mb
+    t_mb = compute_mb + exposed_mb + host_mb
     chunks = st.chunks
     if pp > 1 and plan.schedule != "dualpipe":
         # The fill runs the first micro-batch's forward through all p v chunks and the drain the
@@ -429,4 +439,4 @@ def finish_timing(job: Job, plan: Plan, cluster: Cluster, links: netm.Links, st:
         checkpoint = step_wo_ckpt * write_s / (job.checkpoint_interval_s - write_s)
     step = step_wo_ckpt + checkpoint
     return Timing(step, compute_mb, micro, layers_stage, mp.tp_layer_s, mp.cp_layer_s, mp.ep_mb_s, mp.pp_mb_s,
-                  dp_comm, exposed_mb, dp_step_exposed, bubble, optimizer, checkpoint, offload_mb)
+                  dp_comm, exposed_mb, dp_step_exposed, bubble, optimizer, checkpoint, offload_mb, host_mb)

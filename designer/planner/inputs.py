@@ -26,7 +26,7 @@ from designer.spec.models import Spec
 PARAMS_TOLERANCE = 0.05
 
 _KNOBS = ("preset", "attention", "sequence_parallel", "tp_comm_overlap", "dp_overlap", "p2p_overlap", "dropout",
-          "compile", "moe_dispatcher", "in_network_reduction", "checkpoint_saves")
+          "compile", "moe_dispatcher", "in_network_reduction", "checkpoint_saves", "cuda_graphs")
 _PLAN_FIELDS = ("tp", "pp", "dp", "ep", "cp", "microbatch", "virtual_stages", "zero", "sequence_parallel",
                 "first_stage_layers", "last_stage_layers")
 

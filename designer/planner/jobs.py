@@ -45,7 +45,7 @@ def software_for(w: WorkloadSpec) -> perf.Software:
                                  p2p_overlap=s.p2p_overlap, dropout=s.dropout,
                                  compile=s.compile, moe_dispatcher=s.moe_dispatcher,
                                  in_network_reduction=s.in_network_reduction,
-                                 checkpoint_saves=s.checkpoint_saves)
+                                 checkpoint_saves=s.checkpoint_saves, cuda_graphs=s.cuda_graphs)
 
 
 def job_for(w: WorkloadSpec, checkpoint_Bps_per_node: float | None = None) -> perf.Job:

@@ -7,7 +7,7 @@ without anything there reading a spec; :mod:`designer.spec.models` uses them in 
 from __future__ import annotations
 
 __all__ = ["Objective", "Deployment", "Pricing", "FABRICS", "TOPOLOGIES", "SOFTWARE_PRESETS", "ATTENTION_KERNELS",
-           "CHECKPOINT_SAVES"]
+           "CHECKPOINT_SAVES", "MOE_DISPATCHERS", "CUDA_GRAPHS"]
 
 from enum import Enum
 
@@ -45,3 +45,8 @@ ATTENTION_KERNELS = ("flash", "unfused")
 # What `software.checkpoint_saves` may name: what a selective recomputation keeps, as
 # designer/perf/software.py's CHECKPOINT_SAVES (a test checks that the two lists agree).
 CHECKPOINT_SAVES = ("all_but_attention_core", "every_other_matmul", "linear_outputs")
+
+# What `software.moe_dispatcher` and `software.cuda_graphs` may name, as designer/perf/software.py's
+# MOE_DISPATCHERS and CUDA_GRAPHS (a test checks that the lists agree).
+MOE_DISPATCHERS = ("nccl", "deepep", "hybridep")
+CUDA_GRAPHS = ("none", "partial", "full")

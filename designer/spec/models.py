@@ -99,9 +99,10 @@ class SoftwareSpec:
     p2p_overlap: bool | None = None  # None: the stack's pipeline schedule
     dropout: bool | None = None
     compile: bool | None = None
-    moe_dispatcher: str | None = None  # nccl | deepep
+    moe_dispatcher: str | None = None  # nccl | deepep | hybridep
     in_network_reduction: bool | None = None  # NCCL CollNet / SHARP enabled
     checkpoint_saves: str | None = None  # what selective recomputation keeps (designer.perf.software.CHECKPOINT_SAVES)
+    cuda_graphs: str | None = None  # none | partial | full (designer.perf.software.CUDA_GRAPHS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,9 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from designer.spec import bounds, presets, units
-from designer.spec.choices import ATTENTION_KERNELS, CHECKPOINT_SAVES, FABRICS, SOFTWARE_PRESETS, TOPOLOGIES
+from designer.spec.choices import (
+    ATTENTION_KERNELS, CHECKPOINT_SAVES, CUDA_GRAPHS, FABRICS, MOE_DISPATCHERS, SOFTWARE_PRESETS, TOPOLOGIES,
+)
 # The value types, each with its schema as written (designer.spec.values); adding a field of one of
 # these types to a model below is all `designer schema` needs, with a description.
 from designer.spec.values import (
@@ -125,9 +127,10 @@ class _Software(_Strict):
                                      "with compute (default: the stack's schedule).")
     dropout: Flag | None = Field(None, description="Hidden and attention dropout (default: the stack's recipes).")
     compile: Flag | None = Field(None, description="torch.compile fuses element-wise ops (fsdp2, torchtitan; default false).")
-    moe_dispatcher: Literal["nccl", "deepep"] | None = Field(
-        None, description="MoE token dispatch: nccl (NCCL all-to-all, the default) or deepep (DeepEP: each "
-        "token crosses the network once per node it is routed to, then NVLink).", examples=["deepep"])
+    moe_dispatcher: Literal[MOE_DISPATCHERS] | None = Field(  # type: ignore[valid-type]
+        None, description="MoE token dispatch: nccl (NCCL all-to-all, the default), deepep (DeepEP: each "
+        "token crosses the network once per node it is routed to, then NVLink) or hybridep (HybridEP: as "
+        "DeepEP, with fewer host launches than NCCL's all-to-all).", examples=["deepep"])
     in_network_reduction: Flag | None = Field(
         None, description="NCCL reduces in the InfiniBand switches (SHARP through NCCL CollNet: the NCCL-RDMA-SHARP "
         "plugin and NCCL_COLLNET_ENABLE=1) where the fabric can; default false, NCCL's default.", examples=[True])
@@ -137,6 +140,11 @@ class _Software(_Strict):
         "and the element-wise ops recomputed) or linear_outputs (every linear layer's output kept, the "
         "element-wise ops recomputed; LLaMA 2023 sec. 2.4); default: the stack's policy.",
         examples=["linear_outputs"])
+    cuda_graphs: Literal[CUDA_GRAPHS] | None = Field(  # type: ignore[valid-type]
+        None, description="Which kernel launches CUDA graphs replace: none (the default of every stack), partial "
+        "(Megatron-Core with Transformer Engine: attention, MoE router and preprocess, shared experts; the routed "
+        "experts stay eager) or full (every op of a layer, no device-host sync); megatron-core only.",
+        examples=["partial"])
 
 
 class _Parallelism(_Strict):

@@ -30,7 +30,8 @@ def test_default_stack_is_megatron_core_with_flash_attention():
     assert sw.describe() == {"preset": "megatron-core", "attention": "flash", "sequence_parallel": "auto",
                              "tp_comm_overlap": False, "dp_overlap": True, "p2p_overlap": True, "dropout": False,
                              "compile": False, "moe_dispatcher": "nccl",
-                             "in_network_reduction": False, "checkpoint_saves": "all_but_attention_core"}
+                             "in_network_reduction": False, "checkpoint_saves": "all_but_attention_core",
+                             "cuda_graphs": "none"}
 
 
 def test_megatron_fsdp_runs_without_pipeline_stages():
@@ -183,10 +184,13 @@ def test_pinned_parts_the_stack_lacks_are_named():
 
 
 def test_unfused_attention_is_slower_and_keeps_the_scores():
-    plan = Plan(tp=8, pp=1, dp=1, microbatch=1, zero=0, sequence_parallel=False)
+    # GPT 1.3B at 2,048 tokens over TP8 is host-bound (designer.perf.host), so the kernel would not
+    # show: 16 micro-batches of 16 sequences keep the GPU the slower side
+    plan = Plan(tp=8, pp=1, dp=1, microbatch=16, zero=0, sequence_parallel=False)
     cluster = Cluster(H100, NDR)
-    fused = estimate_step(Job(GPT_1B, 8, 1e9), plan, cluster)
-    unfused = estimate_step(Job(GPT_1B, 8, 1e9, software=resolve_software(attention="unfused")), plan, cluster)
+    fused = estimate_step(Job(GPT_1B, 256, 1e9), plan, cluster)
+    unfused = estimate_step(Job(GPT_1B, 256, 1e9, software=resolve_software(attention="unfused")), plan, cluster)
+    assert fused.breakdown.host_s == 0.0
     assert unfused.step_time_s > fused.step_time_s
     assert unfused.memory.activations > fused.memory.activations
 

@@ -33,7 +33,7 @@ BREAKDOWN_KEYS = {"compute_s", "tp_comm_s", "pp_comm_s", "dp_comm_s", "ep_comm_s
 
 def _sum(est):
     b = est.breakdown
-    return b.compute_s + b.bubble_s + b.exposed_comm_s + b.optimizer_s + b.checkpoint_s
+    return b.compute_s + b.bubble_s + b.exposed_comm_s + b.host_s + b.optimizer_s + b.checkpoint_s
 
 
 @pytest.mark.parametrize("plan", [

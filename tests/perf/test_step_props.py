@@ -86,7 +86,7 @@ def test_throughput_figures_follow_from_the_step_time(case):
     assert est.gpus == case.plan.gpus == case.plan.tp * case.plan.cp * case.plan.pp * case.plan.dp
     assert est.microbatches == job.global_batch // (case.plan.dp * case.plan.microbatch)
     assert est.step_time_s == pytest.approx(
-        b.compute_s + b.bubble_s + b.exposed_comm_s + b.optimizer_s + b.checkpoint_s, rel=REL)
+        b.compute_s + b.bubble_s + b.exposed_comm_s + b.host_s + b.optimizer_s + b.checkpoint_s, rel=REL)
     assert est.tokens_per_s == pytest.approx(tokens_step / est.step_time_s, rel=REL)
     assert est.utilization == pytest.approx(b.compute_s / est.step_time_s, rel=REL)
     assert 0.0 < est.utilization <= 1.0
@@ -181,7 +181,7 @@ def test_bubble_is_the_1f1b_fraction_of_the_micro_batches(case):
     """1F1B: the bubble is (p-1)/v micro-batch times (Narayanan et al. SC21 sec. 2.2) plus the
     2 (p v - 1) sends of the fill and drain whole, whatever tp, cp, dp and the ZeRO stage's
     data-parallel schedule are. Its micro-batch time is the compute and the synchronous traffic:
-    at least the compute, at most the compute and all the exposed traffic of a micro-batch (the
+    at least the compute, at most the compute, the host's stall and all the exposed traffic of a micro-batch (the
     data-parallel time exposed once a step is outside the pipeline). Where every stage holds the
     same layers it reaches the lower end; a light first or last chunk only shortens it."""
     job, plan = case.job, case.plan
@@ -193,7 +193,8 @@ def test_bubble_is_the_1f1b_fraction_of_the_micro_batches(case):
         return
     v = plan.virtual_stages
     sends = 2 * (plan.pp * v - 1) * t.pp_mb_s / (2 * v)
-    upper = (plan.pp - 1) / v * (t.compute_mb_s + t.exposed_mb_s) + sends
+    # the host's stall (designer.perf.host) is part of each micro-batch's time, in the bubble too
+    upper = (plan.pp - 1) / v * (t.compute_mb_s + t.exposed_mb_s + t.host_mb_s) + sends
     lower = (plan.pp - 1) / v * t.compute_mb_s + sends
     layout = stage_layout(job.model.layers, plan.pp, plan.first_stage_layers, plan.last_stage_layers)
     assert b.bubble_s <= upper * (1 + 1e-7) + 1e-15

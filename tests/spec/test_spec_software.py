@@ -59,7 +59,8 @@ def test_workload_software_overrides_the_top_level_field_by_field(tmp_path):
     assert w["software"] == {"preset": "fsdp2", "attention": "flash", "sequence_parallel": "auto",
                              "tp_comm_overlap": False, "dp_overlap": False, "p2p_overlap": False, "dropout": False,
                              "compile": False, "moe_dispatcher": "nccl",
-                             "in_network_reduction": False, "checkpoint_saves": "every_other_matmul"}
+                             "in_network_reduction": False, "checkpoint_saves": "every_other_matmul",
+                             "cuda_graphs": "none"}
     assert w["zero"] in (1, 2, 3)  # fsdp2: no-sync accumulation (ZeRO-1 schedule), reshard_after_forward=False, FULL_SHARD
 
 
