@@ -68,6 +68,11 @@ _NEMO_2504_DSV3 = ("NeMo 25.04's first DeepSeek-V3 recipes (TP2 with the experts
     "slows these first recipes the sources do not state, and the model has no mechanism that slow (optimistic). "
     "Restating the recipe moved this row from -71.6 to -68.4 %")
 BEYOND = {
+    "mcore-dsv3-gb200-guide-01-baseline": "the guide's first step, before its kernel fusions (zeros and permute, "
+        "router: 72 -> 31 kernels) and CPU-side optimisations (NUMA binding alone +70.6 TFLOP/s): its host issued "
+        "more ops, each more slowly, than the model's count of the current stack at the calibrated 28 us "
+        "(docs/model.md, 'Host-bound steps'); each later step closes part of the gap, to -1.5 % at the last "
+        "(optimistic)",
     "torchtitan-llama3.1-8b-8xH100-fsdp1-cp8-seq256k": "256K context over CP8 (torch.compile, Float8, full "
         "recomputation) on PyTorch's load-balanced ring attention (torch.distributed.tensor.experimental._attention, "
         "torchtitan 9dec370): K and V, repeated to all 32 heads, are all-gathered once (its default rotate method) "

@@ -17,7 +17,8 @@ The rule (the same for every row of benchmarks/data/published_runs.yaml):
   unknowns (every plan the stack can run that fits in memory) is reported beside it;
 * the published figure becomes a step time by the first of: iteration time; tokens per second per
   GPU; GPU-hours per trillion tokens; time to train over the tokens trained; TFLOP/s per GPU in the
-  source's FLOP convention (``run.flops``: model FLOPs, or hardware FLOPs that include the
+  source's FLOP convention (``run.flops``: model FLOPs; ``causal``, model FLOPs with the attention
+  core counted causal, as Megatron-Core's formula from 2025; or hardware FLOPs that include the
   recomputation) counted with this model's FLOP formula.
 
 The prediction is ``designer.planner.estimate`` on the parsed spec, exactly what ``designer
@@ -40,7 +41,7 @@ from designer import perf, planner
 from designer.catalog.load import load_catalog
 from designer.errors import DesignerError
 from designer.optimize.evaluate import Evaluator
-from designer.perf.flops import hardware_flops, model_flops_per_token
+from designer.perf.flops import causal_model_flops_per_token, hardware_flops, model_flops_per_token
 from designer.planner import inputs
 from designer.planner.predict import pinned_candidate
 from designer.planner.compile import arch_for, compile_workload, facility_for
@@ -58,6 +59,7 @@ SOURCES = (
     ("korthikanti", "Korthikanti et al. 2022"),
     ("mtnlg", "MT-NLG (Smith et al. 2022)"),
     ("megatron-core", "Megatron-LM README (Megatron-Core)"),
+    ("mcore-dsv3-gb200-guide", "Megatron-Core DeepSeek-V3 GB200 optimisation guide"),
     ("nemo-automodel", "NeMo AutoModel performance summary"),
     ("nemo-", "NeMo performance summaries"),
     ("mbridge", "Megatron-Bridge performance summaries"),
@@ -279,6 +281,9 @@ def published_step_s(row: Row, est: perf.StepEstimate | None) -> tuple[float, st
     if run.get("flops") == "hardware":
         flops = hardware_flops(model, gbs, est.recompute)
         how = "TFLOP/s per GPU (hardware FLOPs)"
+    elif run.get("flops") == "causal":  # the attention core counted causal (Megatron-Core from 2025)
+        flops = causal_model_flops_per_token(model) * gbs * model.seq_len
+        how = "TFLOP/s per GPU (model FLOPs, causal attention)"
     else:
         flops = model_flops_per_token(model) * gbs * model.seq_len
         how = "TFLOP/s per GPU (model FLOPs)"
