@@ -34,7 +34,6 @@ __all__ = ["servers_cost", "top_nodes", "fabric_above", "fabric_gap", "without_m
 import math
 from dataclasses import replace
 
-from designer import topology
 from designer.errors import CatalogError, TopologyError
 from designer.optimize import bounds, ownership, pricing
 from designer.optimize import networks as network_costs
@@ -114,19 +113,8 @@ def fabric_above(ws: Workspace, key: str, nodes: int) -> float:
             return math.inf
         system = without_management(system)
         n = min(max(nodes, 1), system.shape.max_nodes)
-        s = topology.summarize(pricing.fabric_request(system.candidate, ws.catalog, n, ws.facility))
-        uc = system.costs
-        switches = s.leaves + s.spines + s.cores
-        racks = math.ceil(n / uc.servers_per_rack + (switches * uc.switch_ru + uc.fixed_ru) / uc.rack_units - 1e-9)
-        net = None
-        if uc.networks is not None:
-            units = ownership.storage_units_needed(uc, n, {}) if uc.storage is not None else 0.0
-            net = network_costs.closed_form_terms(uc.networks, ws.economics, nodes=n,
-                                                  storage_units=network_costs.whole_units(units),
-                                                  compute_switches=switches)
-        ws.floors[memo] = ownership.onprem_cost_usd(
-            system, ws.economics, nodes=n, switches=switches, ls_links=s.leaf_spine_links,
-            sx_links=s.spine_core_links if s.tiers == 3 else 0, racks=racks, networks=net) - servers_cost(ws, key, n)
+        ws.floors[memo] = (ws.closed_form_cost(system, n, fixed_ru=system.costs.fixed_ru)
+                           - servers_cost(ws, key, n))
     return ws.floors[memo]
 
 

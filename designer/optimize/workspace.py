@@ -327,6 +327,25 @@ class Workspace:
                 return None
         return self.systems[key]
 
+    def closed_form_cost(self, system: OnPremSystem, nodes: int, fixed_ru: int = 0) -> float:
+        """Total cost over the horizon of ``nodes`` nodes of ``system`` from the program's closed
+        forms: the topology's switch and link counts at that size, racks = ceil(n / servers per rack
+        + (switches x switch RU + ``fixed_ru``) / rack RU), the networks at the baseline storage need."""
+        nodes = min(max(nodes, 1), system.shape.max_nodes)
+        s = topology.summarize(pricing.fabric_request(system.candidate, self.catalog, nodes, self.facility))
+        uc = system.costs
+        switches = s.leaves + s.spines + s.cores
+        racks = math.ceil(nodes / uc.servers_per_rack + (switches * uc.switch_ru + fixed_ru) / uc.rack_units - 1e-9)
+        sx = s.spine_core_links if s.tiers == 3 else 0
+        net = None
+        if uc.networks is not None:
+            units = ownership.storage_units_needed(uc, nodes, {}) if uc.storage is not None else 0.0
+            net = network_costs.closed_form_terms(uc.networks, self.economics, nodes=nodes,
+                                                  storage_units=network_costs.whole_units(units),
+                                                  compute_switches=switches)
+        return ownership.onprem_cost_usd(system, self.economics, nodes=nodes, switches=switches,
+                                         ls_links=s.leaf_spine_links, sx_links=sx, racks=racks, networks=net)
+
     def program_cost(self, key: str, nodes: int) -> float:
         """Total cost over the horizon of ``nodes`` nodes of on-prem candidate ``key`` as the
         program prices them (its unit costs, the topology's switch and link counts, its racks).
@@ -340,20 +359,7 @@ class Workspace:
         system = self.system(key)
         if system is None or not isinstance(system, OnPremSystem):
             return math.inf
-        nodes = min(max(nodes, 1), system.shape.max_nodes)
-        s = topology.summarize(pricing.fabric_request(system.candidate, self.catalog, nodes, self.facility))
-        uc = system.costs
-        switches = s.leaves + s.spines + s.cores
-        racks = math.ceil(nodes / uc.servers_per_rack + switches * uc.switch_ru / uc.rack_units - 1e-9)
-        sx = s.spine_core_links if s.tiers == 3 else 0
-        net = None
-        if uc.networks is not None:
-            units = ownership.storage_units_needed(uc, nodes, {}) if uc.storage is not None else 0.0
-            net = network_costs.closed_form_terms(uc.networks, self.economics, nodes=nodes,
-                                                  storage_units=network_costs.whole_units(units),
-                                                  compute_switches=switches)
-        total = ownership.onprem_cost_usd(system, self.economics, nodes=nodes, switches=switches,
-                                          ls_links=s.leaf_spine_links, sx_links=sx, racks=racks, networks=net)
+        total = self.closed_form_cost(system, nodes)
         self._cost_cache[cache_key] = total
         return total
 
